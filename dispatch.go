@@ -1,0 +1,238 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"runtime/debug"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// dispatcher runs inbound requests on handler goroutines. Work goes into one
+// of two lanes, calls and notifications, each a FIFO with a bounded number of
+// runners; runners are started on demand and exit when their lane is empty,
+// so an idle Peer holds no goroutine but its read loop. The work waiting in
+// both lanes is bounded by Options.MaxQueued.
+type dispatcher struct {
+	p      *Peer
+	mu     sync.Mutex
+	calls  lane
+	notes  lane
+	queued int
+	closed bool
+	active map[ID]task  // inbound calls queued or running, for cancellation
+}
+
+// lane is a FIFO of jobs with at most max runners.
+type lane struct {
+	q       []job
+	running int
+	max     int
+}
+
+// job is one inbound message's work: a single request, or a batch's
+// elements (which may include invalid ones that just get their error).
+type job struct {
+	tasks []task
+	batch bool
+}
+
+// task is one request and the ctx its handler gets.
+type task struct {
+	msg    message
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (d *dispatcher) init(p *Peer) {
+	d.p = p
+	d.calls.max = p.opts.MaxConcurrent
+	d.notes.max = 1
+	if p.opts.ConcurrentNotifications {
+		d.notes.max = p.opts.MaxConcurrent
+	}
+}
+
+// submit queues msgs as one job. It reports false, taking nothing, when the
+// queue is full. Only the read loop calls it, and the read loop holds a
+// count on the Peer's WaitGroup, so runners may be added to it here.
+func (d *dispatcher) submit(msgs []message, batch bool) bool {
+	l := &d.calls
+	if !batch && msgs[0].req.IsNotification() && msgs[0].invalid == nil {
+		l = &d.notes
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return true // the connection ended: nothing will be answered
+	}
+	if l.running >= l.max && d.queued >= d.p.opts.MaxQueued {
+		return false
+	}
+	j := job{tasks: make([]task, len(msgs)), batch: batch}
+	for i, m := range msgs {
+		j.tasks[i] = d.newTask(m)
+	}
+	if l.running < l.max {
+		l.running++
+		d.p.wg.Add(1)
+		go d.run(l, j)
+	} else {
+		l.q = append(l.q, j)
+		d.queued++
+	}
+	return true
+}
+
+// newTask gives a call its own cancellable ctx, registered by id so that a
+// cancel notification can reach it. Called with d.mu held.
+func (d *dispatcher) newTask(m message) task {
+	t := task{msg: m, ctx: d.p.ctx}
+	if m.invalid != nil || m.req.IsNotification() {
+		return t
+	}
+	t.ctx, t.cancel = context.WithCancel(d.p.ctx)
+	if d.active == nil {
+		d.active = make(map[ID]task)
+	}
+	if _, dup := d.active[m.req.ID]; !dup {
+		d.active[m.req.ID] = t
+	}
+	return t
+}
+
+// run serves j, then whatever is queued in l, and exits when l is empty.
+func (d *dispatcher) run(l *lane, j job) {
+	defer d.p.wg.Done()
+	for {
+		d.p.runJob(j)
+		d.mu.Lock()
+		if len(l.q) == 0 || d.closed {
+			l.running--
+			d.mu.Unlock()
+			return
+		}
+		j = l.q[0]
+		l.q[0] = job{}
+		l.q = l.q[1:]
+		d.queued--
+		d.mu.Unlock()
+	}
+}
+
+// done unregisters a finished call.
+func (d *dispatcher) done(t *task) {
+	if t.cancel == nil {
+		return
+	}
+	t.cancel()
+	d.mu.Lock()
+	if a, ok := d.active[t.msg.req.ID]; ok && a.ctx == t.ctx {
+		delete(d.active, t.msg.req.ID)
+	}
+	d.mu.Unlock()
+}
+
+// cancel cancels the ctx of the inbound call named by cancel params.
+func (d *dispatcher) cancel(params json.RawMessage) {
+	id, ok := cancelID(params)
+	if !ok {
+		d.p.log.Warn("jsonrpc: malformed cancel notification", "params", string(params))
+		return
+	}
+	d.mu.Lock()
+	t, ok := d.active[id]
+	d.mu.Unlock()
+	if ok {
+		t.cancel()
+	}
+}
+
+// close drops queued work once the connection has ended.
+func (d *dispatcher) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	d.calls.q, d.notes.q, d.queued = nil, nil, 0
+}
+
+// runJob serves a job and writes its reply, if it has one.
+func (p *Peer) runJob(j job) {
+	if !j.batch {
+		if reply := p.serve(&j.tasks[0]); reply != nil {
+			_ = p.write(p.ctx, reply)
+		}
+		return
+	}
+	replies := make([][]byte, len(j.tasks))
+	var g errgroup.Group
+	g.SetLimit(p.opts.BatchConcurrency)
+	for i := range j.tasks {
+		g.Go(func() error {
+			replies[i] = p.serve(&j.tasks[i])
+			return nil
+		})
+	}
+	_ = g.Wait()
+	out := []byte{'['}
+	for _, r := range replies {
+		if r != nil {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, r...)
+		}
+	}
+	if len(out) > 1 { // an all-notification batch gets no reply at all
+		_ = p.write(p.ctx, append(out, ']'))
+	}
+}
+
+// serve runs one task's handler and returns its encoded reply, or nil for a
+// notification.
+func (p *Peer) serve(t *task) []byte {
+	defer p.inbound.done(t)
+	req := &t.msg.req
+	if t.msg.invalid != nil {
+		return appendErrorResponse(nil, req.ID, t.msg.invalid)
+	}
+	var result any
+	var err error
+	if t.ctx.Err() != nil {
+		err = t.ctx.Err() // cancelled while queued: don't start it
+	} else {
+		result, err = p.callHandler(t.ctx, req)
+	}
+	if req.IsNotification() {
+		if err != nil {
+			p.log.Debug("jsonrpc: notification handler failed", "method", req.Method, "err", err)
+		}
+		return nil
+	}
+	if err == nil {
+		raw, merr := marshalResult(result)
+		if merr == nil {
+			return appendResult(nil, req.ID, raw)
+		}
+		p.log.Error("jsonrpc: cannot marshal a result", "method", req.Method, "err", merr)
+		err = errInternal()
+	}
+	e := p.opts.MapError(err)
+	if e == nil {
+		e = errInternal()
+	}
+	return appendErrorResponse(nil, req.ID, e)
+}
+
+// callHandler runs the user's handler, turning a panic into an internal
+// error whose details go to the logger only.
+func (p *Peer) callHandler(ctx context.Context, req *Request) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("jsonrpc: handler panicked", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, errInternal()
+		}
+	}()
+	return p.handler.ServeRPC(ctx, req)
+}

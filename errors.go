@@ -1,0 +1,116 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Error codes defined by the JSON-RPC 2.0 specification, section 5.1.
+const (
+	CodeParseError     = -32700 // invalid JSON was received
+	CodeInvalidRequest = -32600 // the JSON sent is not a valid Request object
+	CodeMethodNotFound = -32601 // the method does not exist or is not available
+	CodeInvalidParams  = -32602 // invalid method parameters
+	CodeInternalError  = -32603 // internal JSON-RPC error
+)
+
+// Codes this package uses from the ranges the specification and LSP leave to
+// implementations.
+const (
+	// CodeOverloaded answers a call that arrived while the Peer's inbound
+	// queue was full (see Options.MaxQueued). It is in the specification's
+	// -32000..-32099 range for implementation-defined server errors.
+	CodeOverloaded = -32000
+
+	// CodeRequestCancelled answers a call whose handler returned a context
+	// cancellation error, as LSP defines it for $/cancelRequest.
+	CodeRequestCancelled = -32800
+)
+
+// Error is a JSON-RPC error object. It is both a Go error and the value that
+// goes over the wire: a handler that returns an *Error sends exactly it, and
+// a Call whose reply carries an error object returns it as an *Error.
+type Error struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// NewError returns an *Error with the given code and message and with data,
+// if not nil, marshalled as its data member. If data cannot be marshalled,
+// the error's Data is left empty.
+func NewError(code int64, message string, data any) *Error {
+	e := &Error{Code: code, Message: message}
+	if data != nil {
+		if raw, err := json.Marshal(data); err == nil {
+			e.Data = raw
+		}
+	}
+	return e
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	if len(e.Data) == 0 {
+		return fmt.Sprintf("jsonrpc: code %d: %s", e.Code, e.Message)
+	}
+	return fmt.Sprintf("jsonrpc: code %d: %s: %s", e.Code, e.Message, e.Data)
+}
+
+// Is reports whether target is an *Error with the same code, so that
+// errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound}) works.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t != nil && e != nil && t.Code == e.Code
+}
+
+// Sentinel errors. Errors returned by a Peer wrap these, so test with
+// errors.Is.
+var (
+	// ErrClosed is wrapped by every error a Peer returns because its
+	// connection has ended; the error also wraps the cause of the end.
+	ErrClosed = errors.New("jsonrpc: connection closed")
+
+	// ErrReservedMethod is returned when registering a method whose name
+	// begins with "rpc.", which the specification reserves.
+	ErrReservedMethod = errors.New("jsonrpc: method names beginning with \"rpc.\" are reserved")
+
+	// ErrInvalidParams is returned by Call, Notify and Batch when params do
+	// not marshal to a JSON object or array.
+	ErrInvalidParams = errors.New("jsonrpc: params must be a JSON object or array")
+)
+
+// predefined errors, built once.
+func errParse() *Error          { return &Error{Code: CodeParseError, Message: "Parse error"} }
+func errInvalidRequest() *Error { return &Error{Code: CodeInvalidRequest, Message: "Invalid Request"} }
+func errMethodNotFound() *Error { return &Error{Code: CodeMethodNotFound, Message: "Method not found"} }
+func errInternal() *Error       { return &Error{Code: CodeInternalError, Message: "Internal error"} }
+
+// errInvalidParams returns a -32602 error whose data explains the problem.
+func errInvalidParams(why error) *Error {
+	e := &Error{Code: CodeInvalidParams, Message: "Invalid params"}
+	if why != nil {
+		e.Data = appendQuote(nil, why.Error())
+	}
+	return e
+}
+
+// DefaultMapError is the mapping a Peer applies to a handler's error when
+// Options.MapError is nil. An *Error anywhere in the chain goes out as is; a
+// context cancellation becomes CodeRequestCancelled; any other error becomes
+// a bare -32603 Internal error, so internal error text never leaks to the
+// remote. Use it from a custom mapping to keep these rules for the errors the
+// custom mapping does not handle.
+func DefaultMapError(err error) *Error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, context.Canceled):
+		return &Error{Code: CodeRequestCancelled, Message: "Request cancelled"}
+	default:
+		return errInternal()
+	}
+}

@@ -1,0 +1,88 @@
+package jsonrpc
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// A Handler serves the requests a Peer receives. For a call, the result is
+// marshalled with encoding/json (a json.RawMessage goes as is) and a non-nil
+// error is mapped by Options.MapError; for a notification both are
+// discarded. ServeRPC may be called concurrently; see Peer for what runs
+// concurrently and what is ordered.
+type Handler interface {
+	ServeRPC(ctx context.Context, req *Request) (result any, err error)
+}
+
+// HandlerFunc adapts a function to a Handler.
+type HandlerFunc func(ctx context.Context, req *Request) (any, error)
+
+// ServeRPC calls f(ctx, req).
+func (f HandlerFunc) ServeRPC(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
+
+var _ Handler = HandlerFunc(nil)
+
+// Mux is a Handler that routes requests by method name. Its zero value is
+// an empty Mux ready to use; it is safe for concurrent use, and methods may
+// be added while it serves. An unknown method gets Method not found.
+type Mux struct {
+	mu      sync.RWMutex
+	methods map[string]Handler
+}
+
+// NewMux returns an empty Mux.
+func NewMux() *Mux { return &Mux{} }
+
+// Handle registers h for method. It fails with ErrReservedMethod for a name
+// beginning with "rpc.", and fails if method is empty, h is nil or method is
+// already registered.
+func (m *Mux) Handle(method string, h Handler) error {
+	switch {
+	case strings.HasPrefix(method, "rpc."):
+		return fmt.Errorf("%w: %q", ErrReservedMethod, method)
+	case method == "":
+		return fmt.Errorf("jsonrpc: empty method name")
+	case h == nil:
+		return fmt.Errorf("jsonrpc: nil handler for %q", method)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, dup := m.methods[method]; dup {
+		return fmt.Errorf("jsonrpc: method %q registered twice", method)
+	}
+	if m.methods == nil {
+		m.methods = make(map[string]Handler)
+	}
+	m.methods[method] = h
+	return nil
+}
+
+// HandleFunc registers f for method, as Handle does.
+func (m *Mux) HandleFunc(method string, f func(ctx context.Context, req *Request) (any, error)) error {
+	return m.Handle(method, HandlerFunc(f))
+}
+
+// ServeRPC dispatches req to the handler registered for its method.
+func (m *Mux) ServeRPC(ctx context.Context, req *Request) (any, error) {
+	m.mu.RLock()
+	h := m.methods[req.Method]
+	m.mu.RUnlock()
+	if h == nil {
+		return nil, errMethodNotFound()
+	}
+	return h.ServeRPC(ctx, req)
+}
+
+var _ Handler = (*Mux)(nil)
+
+type peerKey struct{}
+
+// PeerFromContext returns the Peer serving the handler whose ctx this is (or
+// a ctx derived from it), so that the handler can call or notify the other
+// side. It returns nil for any other ctx.
+func PeerFromContext(ctx context.Context) *Peer {
+	p, _ := ctx.Value(peerKey{}).(*Peer)
+	return p
+}

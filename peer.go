@@ -1,0 +1,226 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// A Peer is one end of a JSON-RPC 2.0 connection, client and server at once:
+// it calls and notifies the other side, and serves what the other side sends
+// with its Handler. There is no designated client or server end.
+//
+// Concurrency: all methods of a Peer are safe to call from any goroutine,
+// including from inside its own handlers.
+//
+//   - Inbound calls run concurrently, at most Options.MaxConcurrent at once;
+//     the elements of an inbound batch run concurrently among themselves, at
+//     most Options.BatchConcurrency at once, and one reply array is written
+//     when all are done.
+//   - Inbound notifications run one at a time, in arrival order, apart from
+//     calls (unless Options.ConcurrentNotifications).
+//   - Replies to the Peer's own calls are routed by the read loop the moment
+//     they arrive: it never runs user code and never waits for a handler
+//     slot, so a handler may call back the remote side (even with every slot
+//     busy) without deadlock.
+//   - A handler may call Close; handlers still running then see their ctx
+//     cancelled. A handler must not call Wait, which waits for it.
+//   - Writes are serialised and whole; a failed write ends the connection.
+type Peer struct {
+	conn    Conn
+	handler Handler
+	opts    Options
+	log     *slog.Logger
+
+	ctx    context.Context // lifetime: ends with the connection; carries the Peer
+	cancel context.CancelFunc
+
+	writeLock chan struct{} // 1-buffered: a lock that a ctx can abandon
+	nextID    atomic.Int64
+	pending   pendingTable
+	inbound   dispatcher
+
+	wg       sync.WaitGroup // the read loop and every handler goroutine
+	readDone chan struct{}
+	endOnce  sync.Once
+	done     chan struct{} // closed when the connection has ended
+	cause    error         // why it ended; nil after a clean end
+}
+
+// errLocalClose is the cause recorded when Close ends the connection.
+var errLocalClose = errors.New("closed locally")
+
+// NewPeer starts a Peer on conn and serves inbound requests with h (nil
+// answers every call with Method not found). It starts reading at once. The
+// Peer owns conn from now on and closes it when the connection ends.
+func NewPeer(conn Conn, h Handler, opts *Options) *Peer {
+	p := &Peer{
+		conn:      conn,
+		handler:   h,
+		opts:      opts.withDefaults(),
+		writeLock: make(chan struct{}, 1),
+		readDone:  make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	p.log = p.opts.Logger
+	if p.handler == nil {
+		p.handler = NewMux()
+	}
+	p.ctx, p.cancel = context.WithCancel(context.WithValue(context.Background(), peerKey{}, p))
+	p.inbound.init(p)
+	p.wg.Add(1)
+	go p.readLoop()
+	return p
+}
+
+// Close ends the connection: pending calls fail with ErrClosed, handlers'
+// contexts are cancelled, and the Conn is closed. It returns once the read
+// loop has stopped, without waiting for running handlers (so a handler may
+// call it); Wait waits for those. Close is safe to call more than once.
+func (p *Peer) Close() error {
+	p.end(errLocalClose)
+	<-p.readDone
+	return nil
+}
+
+// Wait blocks until the connection has ended and every handler has returned,
+// then returns the cause: nil for a clean end (Close, or the remote closing
+// the stream between messages), otherwise the error that ended it.
+func (p *Peer) Wait() error {
+	<-p.done
+	p.wg.Wait()
+	if p.cause == errLocalClose || errors.Is(p.cause, io.EOF) {
+		return nil
+	}
+	return p.cause
+}
+
+// Done returns a channel that is closed when the connection has ended.
+func (p *Peer) Done() <-chan struct{} { return p.done }
+
+// end records why the connection ended and releases everything waiting on
+// it. Only the first call has an effect.
+func (p *Peer) end(cause error) {
+	p.endOnce.Do(func() {
+		p.cause = cause
+		p.cancel()
+		p.conn.Close()
+		p.pending.close(fmt.Errorf("%w: %w", ErrClosed, cause))
+		p.inbound.close()
+		close(p.done)
+		if cause != errLocalClose && !errors.Is(cause, io.EOF) {
+			p.log.Warn("jsonrpc: connection ended", "cause", cause)
+		}
+	})
+}
+
+// closedErr is the error an operation returns once the connection ended.
+func (p *Peer) closedErr() error {
+	if err := p.pending.err(); err != nil {
+		return err
+	}
+	return ErrClosed
+}
+
+// write sends one whole message. ctx bounds only the wait for the write
+// lock; the Conn sees the Peer's lifetime ctx.
+func (p *Peer) write(ctx context.Context, msg []byte) error {
+	select {
+	case p.writeLock <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.done:
+		return p.closedErr()
+	}
+	defer func() { <-p.writeLock }()
+	select {
+	case <-p.done:
+		return p.closedErr()
+	default:
+	}
+	if err := p.conn.Write(p.ctx, msg); err != nil {
+		p.end(fmt.Errorf("write failed: %w", err))
+		return p.closedErr()
+	}
+	return nil
+}
+
+func (p *Peer) newID() ID { return ID{raw: strconv.FormatInt(p.nextID.Add(1), 10)} }
+
+// Call calls method on the remote side with params (nil for none; otherwise
+// a value that marshals to a JSON object or array) and unmarshals the
+// result into result (nil to discard it). It blocks until the reply arrives,
+// ctx ends or the connection ends. An error reply is returned as an *Error.
+// When ctx ends first, the call is forgotten (a late reply is dropped) and a
+// cancel notification is sent unless Options.NoCancel.
+func (p *Peer) Call(ctx context.Context, method string, params, result any) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	id := p.newID()
+	ch, err := p.pending.add(id)
+	if err != nil {
+		return err
+	}
+	if err := p.write(ctx, appendRequest(nil, id, method, raw)); err != nil {
+		p.pending.forget(id)
+		return err
+	}
+	select {
+	case resp := <-ch:
+		return p.outcome(resp, result)
+	case <-ctx.Done():
+		if !p.pending.forget(id) {
+			return p.outcome(<-ch, result) // the outcome won the race
+		}
+		p.sendCancel(id)
+		return ctx.Err()
+	}
+}
+
+// outcome turns what the pending table delivered into Call's result.
+func (p *Peer) outcome(resp *Response, result any) error {
+	switch {
+	case resp == nil:
+		return p.closedErr()
+	case resp.Error != nil:
+		return resp.Error
+	case result == nil:
+		return nil
+	}
+	if err := json.Unmarshal(resp.Result, result); err != nil {
+		return fmt.Errorf("jsonrpc: failed to unmarshal result: %w", err)
+	}
+	return nil
+}
+
+// sendCancel tells the remote side that we stopped waiting for id.
+func (p *Peer) sendCancel(ids ...ID) {
+	if p.opts.NoCancel {
+		return
+	}
+	for _, id := range ids {
+		params := append(append([]byte(`{"id":`), id.raw...), '}')
+		msg := appendRequest(nil, ID{}, p.opts.CancelMethod, params)
+		if p.write(p.ctx, msg) != nil {
+			return
+		}
+	}
+}
+
+// Notify sends a notification: no reply comes, and none is awaited. params
+// are as for Call. It returns once the message is written.
+func (p *Peer) Notify(ctx context.Context, method string, params any) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	return p.write(ctx, appendRequest(nil, ID{}, method, raw))
+}

@@ -1,0 +1,77 @@
+package jsonrpc
+
+import (
+	"sync"
+)
+
+// pendingTable maps the ids of our outgoing calls to the callers waiting for
+// their replies. A call is removed from the map under the same lock that
+// delivers to it, so each call gets exactly one outcome: its reply, its
+// cancellation, or the end of the connection.
+type pendingTable struct {
+	mu     sync.Mutex
+	calls  map[ID]chan *Response
+	closed error // non-nil once the connection has ended
+}
+
+// err returns the error that closed the table, or nil while it is open.
+func (t *pendingTable) err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
+}
+
+// add registers a call and returns the channel its outcome arrives on: the
+// reply, or nil when the connection ended (err then says why). add fails
+// with that error once the table is closed.
+func (t *pendingTable) add(id ID) (<-chan *Response, error) {
+	ch := make(chan *Response, 1)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed != nil {
+		return nil, t.closed
+	}
+	if t.calls == nil {
+		t.calls = make(map[ID]chan *Response)
+	}
+	t.calls[id] = ch
+	return ch, nil
+}
+
+// deliver hands a reply to the call waiting for its id. It reports false if
+// no call waits for it: the id was never sent, was cancelled, or was already
+// answered.
+func (t *pendingTable) deliver(r *Response) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch, ok := t.calls[r.ID]
+	if ok {
+		delete(t.calls, r.ID)
+		ch <- r // buffered and used once: never blocks
+	}
+	return ok
+}
+
+// forget removes a call whose caller stopped waiting. It reports whether the
+// call was still pending, that is whether no outcome has been delivered.
+func (t *pendingTable) forget(id ID) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.calls[id]
+	delete(t.calls, id)
+	return ok
+}
+
+// close fails every pending call with err and makes later adds fail with it.
+func (t *pendingTable) close(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed != nil {
+		return
+	}
+	t.closed = err
+	for id, ch := range t.calls {
+		ch <- nil // nil tells the caller to read the table's err
+		delete(t.calls, id)
+	}
+}

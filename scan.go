@@ -1,0 +1,109 @@
+package jsonrpc
+
+// A minimal scanner over JSON text that json.Valid has already accepted. It
+// finds the spans of an envelope's members and a batch's elements without
+// decoding the values, so that params, results and ids stay raw bytes.
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+func trimSpace(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && isSpace(b[i]) {
+		i++
+	}
+	for j > i && isSpace(b[j-1]) {
+		j--
+	}
+	return b[i:j]
+}
+
+// skipValue returns the index just past the value that starts at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	default: // number, true, false, null
+		for i < len(b) {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+			i++
+		}
+		return i
+	}
+}
+
+// skipString returns the index just past the string that starts at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// splitArray returns the elements of a valid JSON array.
+func splitArray(b []byte) [][]byte {
+	var out [][]byte
+	i := skipSpace(b, 1)
+	for i < len(b) && b[i] != ']' {
+		end := skipValue(b, i)
+		out = append(out, b[i:end])
+		i = skipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return out
+}
+
+// forEachMember calls fn with the unquoted key and the raw value of each
+// member of a valid JSON object, in order.
+func forEachMember(b []byte, fn func(key, val []byte)) {
+	i := skipSpace(b, 1)
+	for i < len(b) && b[i] == '"' {
+		kend := skipString(b, i)
+		key := b[i+1 : kend-1]
+		if s, ok := stringValue(b[i:kend]); ok && len(s) != len(key) {
+			key = []byte(s) // the key had escapes
+		}
+		i = skipSpace(b, kend)
+		i = skipSpace(b, i+1) // past ':'
+		vend := skipValue(b, i)
+		fn(key, b[i:vend])
+		i = skipSpace(b, vend)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+}

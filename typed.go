@@ -1,0 +1,123 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// Typed adapts a function with typed params and result to a Handler. The
+// request's params are decoded into P:
+//
+//   - absent params leave P at its zero value;
+//   - a JSON object is unmarshalled into P (a struct, map or any);
+//   - a JSON array is unmarshalled into P when P is a slice, an array, an
+//     interface or a json.Unmarshaler; when P is a struct, the array's
+//     elements fill P's exported fields in declaration order (positional
+//     params); for any other P, a one-element array fills P;
+//   - json.RawMessage receives the params untouched.
+//
+// Params that do not fit P get an Invalid params error (-32602) without
+// calling fn. The result R is marshalled with encoding/json.
+func Typed[P, R any](fn func(context.Context, P) (R, error)) Handler {
+	dec := newParamsDecoder(reflect.TypeFor[P]())
+	return HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		var p P
+		if err := dec.decode(req.Params, &p); err != nil {
+			return nil, errInvalidParams(err)
+		}
+		return fn(ctx, p)
+	})
+}
+
+// Register registers Typed(fn) on m for method, as m.Handle does.
+func Register[P, R any](m *Mux, method string, fn func(context.Context, P) (R, error)) error {
+	return m.Handle(method, Typed(fn))
+}
+
+// paramsDecoder decodes params into one type, planned once per handler.
+type paramsDecoder struct {
+	mode   int   // how a JSON array is decoded: one of the arrayAs constants
+	fields []int // arrayAsFields: the struct's positional field indexes
+	elem   reflect.Type
+}
+
+const (
+	arrayAsValue  = iota // unmarshal the array into the value itself
+	arrayAsFields        // fill a struct's fields in order
+	arrayAsOne           // a one-element array holds the value
+)
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+func newParamsDecoder(t reflect.Type) *paramsDecoder {
+	d := &paramsDecoder{mode: arrayAsValue}
+	base := t
+	for base.Kind() == reflect.Pointer {
+		base = base.Elem()
+	}
+	if reflect.PointerTo(base).Implements(unmarshalerType) || t.Implements(unmarshalerType) {
+		return d
+	}
+	switch base.Kind() {
+	case reflect.Slice, reflect.Array, reflect.Interface:
+	case reflect.Struct:
+		d.mode, d.elem = arrayAsFields, base
+		for i := range base.NumField() {
+			f := base.Field(i)
+			if f.IsExported() && f.Tag.Get("json") != "-" {
+				d.fields = append(d.fields, i)
+			}
+		}
+	default:
+		d.mode = arrayAsOne
+	}
+	return d
+}
+
+// decode fills *dst (a *P) from raw params.
+func (d *paramsDecoder) decode(raw json.RawMessage, dst any) error {
+	if raw == nil {
+		return nil
+	}
+	if raw[0] != '[' || d.mode == arrayAsValue {
+		return unmarshalParams(raw, dst)
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return err
+	}
+	if d.mode == arrayAsOne {
+		if len(elems) != 1 {
+			return fmt.Errorf("want an array of one element, got %d", len(elems))
+		}
+		return unmarshalParams(elems[0], dst)
+	}
+	if len(elems) > len(d.fields) {
+		return fmt.Errorf("want at most %d positional params, got %d", len(d.fields), len(elems))
+	}
+	v := reflect.ValueOf(dst).Elem()
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		v = v.Elem()
+	}
+	for i, el := range elems {
+		f := v.Field(d.fields[i])
+		if err := unmarshalParams(el, f.Addr().Interface()); err != nil {
+			return fmt.Errorf("param %d (%s): %w", i, d.elem.Field(d.fields[i]).Name, err)
+		}
+	}
+	return nil
+}
+
+// unmarshalParams is json.Unmarshal with a shorter error message.
+func unmarshalParams(raw []byte, dst any) error {
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Request is an incoming request or notification as a handler sees it.
+type Request struct {
+	// ID is the id the caller sent, or the zero ID for a notification.
+	ID ID
+	// Method is the method name.
+	Method string
+	// Params is the raw params member: a JSON object or array, or nil when
+	// the caller omitted it.
+	Params json.RawMessage
+}
+
+// IsNotification reports whether the request has no id, so that no reply
+// will be sent for it.
+func (r *Request) IsNotification() bool { return r.ID.IsZero() }
+
+// Response is the outcome of a call: a raw Result, or an Error.
+type Response struct {
+	ID     ID
+	Result json.RawMessage
+	Error  *Error
+}
+
+// message is one decoded element of an incoming message: a request, a
+// response, or something invalid that gets an error reply.
+type message struct {
+	req     Request
+	resp    *Response
+	invalid *Error // non-nil: reply with this error under req.ID (or null)
+}
+
+// decodeMessage splits an incoming message into its elements. batch reports
+// whether the message was an array; a nil slice with a nil error object
+// never occurs: invalid input yields one invalid element.
+func decodeMessage(data []byte) (msgs []message, batch bool) {
+	data = trimSpace(data)
+	if !json.Valid(data) {
+		return []message{{req: Request{ID: NullID()}, invalid: errParse()}}, false
+	}
+	switch data[0] {
+	case '{':
+		return []message{decodeObject(data)}, false
+	case '[':
+		var elems []message
+		for _, el := range splitArray(data) {
+			if el[0] == '{' {
+				elems = append(elems, decodeObject(el))
+			} else {
+				elems = append(elems, message{req: Request{ID: NullID()}, invalid: errInvalidRequest()})
+			}
+		}
+		if len(elems) == 0 {
+			return []message{{req: Request{ID: NullID()}, invalid: errInvalidRequest()}}, false
+		}
+		return elems, true
+	default:
+		return []message{{req: Request{ID: NullID()}, invalid: errInvalidRequest()}}, false
+	}
+}
+
+// members holds the raw values of the members of an envelope object that
+// JSON-RPC defines; nil means absent.
+type members struct {
+	jsonrpc, method, params, id, result, err []byte
+}
+
+// decodeObject classifies one object known to be valid JSON.
+func decodeObject(obj []byte) message {
+	var m members
+	forEachMember(obj, func(key, val []byte) {
+		switch string(key) {
+		case "jsonrpc":
+			m.jsonrpc = val
+		case "method":
+			m.method = val
+		case "params":
+			m.params = val
+		case "id":
+			m.id = val
+		case "result":
+			m.result = val
+		case "error":
+			m.err = val
+		}
+	})
+	if m.method == nil && (m.result != nil || m.err != nil) {
+		return decodeResponse(&m)
+	}
+	return decodeRequest(&m)
+}
+
+func decodeRequest(m *members) message {
+	var msg message
+	idOK := m.id == nil || validIDToken(m.id)
+	if m.id != nil {
+		msg.req.ID = ID{raw: string(m.id)}
+	}
+	method, methodOK := stringValue(m.method)
+	msg.req.Method = method
+	paramsOK := m.params == nil || m.params[0] == '{' || m.params[0] == '['
+	if !idOK || !isVersion(m.jsonrpc) || !methodOK || !paramsOK {
+		if !idOK || m.id == nil {
+			msg.req.ID = NullID()
+		}
+		msg.invalid = errInvalidRequest()
+		return msg
+	}
+	if m.params != nil {
+		msg.req.Params = m.params
+	}
+	return msg
+}
+
+// decodeResponse returns a response element, or an invalid element whose
+// error is only logged: a response never gets a reply.
+func decodeResponse(m *members) message {
+	resp := &Response{}
+	bad := func(why string) message {
+		return message{resp: resp, invalid: &Error{Code: CodeInvalidRequest, Message: "invalid response: " + why}}
+	}
+	if m.id == nil || !validIDToken(m.id) {
+		return bad("missing or invalid id")
+	}
+	resp.ID = ID{raw: string(m.id)}
+	if !isVersion(m.jsonrpc) {
+		return bad(`jsonrpc is not "2.0"`)
+	}
+	if (m.result == nil) == (m.err == nil) {
+		return bad("needs exactly one of result and error")
+	}
+	if m.err != nil {
+		e, err := decodeError(m.err)
+		if err != nil {
+			return bad(err.Error())
+		}
+		resp.Error = e
+		return message{resp: resp}
+	}
+	resp.Result = m.result
+	return message{resp: resp}
+}
+
+// decodeError decodes an error object strictly: an integer code and a
+// string message are required.
+func decodeError(raw []byte) (*Error, error) {
+	var w struct {
+		Code    *json.Number    `json:"code"`
+		Message *string         `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if raw[0] != '{' || json.Unmarshal(raw, &w) != nil || w.Code == nil || w.Message == nil {
+		return nil, errors.New("error member is not an error object")
+	}
+	code, err := w.Code.Int64()
+	if err != nil {
+		return nil, fmt.Errorf("error code %s is not an integer", *w.Code)
+	}
+	return &Error{Code: code, Message: *w.Message, Data: w.Data}, nil
+}
+
+func isVersion(v []byte) bool {
+	if string(v) == `"2.0"` {
+		return true
+	}
+	s, ok := stringValue(v)
+	return ok && s == "2.0"
+}
+
+// stringValue returns the Go string of a raw JSON string value.
+func stringValue(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), true
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}

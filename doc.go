@@ -1,0 +1,49 @@
+// Package jsonrpc implements JSON-RPC 2.0 as a symmetric Peer: one object
+// that is client and server at once on a single connection. Either side may
+// call, notify and serve the other, over any transport that moves whole
+// messages (see Conn): WebSocket (package ws) or stdio framings (package
+// stdio), or the in-memory Pipe.
+//
+// The happy path:
+//
+//	mux := jsonrpc.NewMux()
+//	jsonrpc.Register(mux, "add", func(ctx context.Context, p [2]int) (int, error) {
+//		return p[0] + p[1], nil
+//	})
+//	a, b := jsonrpc.Pipe()
+//	server := jsonrpc.NewPeer(a, mux, nil)
+//	client := jsonrpc.NewPeer(b, nil, nil)
+//	var sum int
+//	err := client.Call(ctx, "add", []int{1, 2}, &sum) // sum == 3
+//	client.Close(); server.Wait()
+//
+// # Concurrency
+//
+// What runs concurrently, what is ordered, and what a handler may do:
+//
+//   - Every method of a Peer is safe for concurrent use.
+//   - Inbound calls run concurrently, up to Options.MaxConcurrent at once;
+//     more wait in a queue bounded by Options.MaxQueued, and a call that
+//     finds it full is answered at once with CodeOverloaded.
+//   - Inbound notifications run one at a time in arrival order (LSP's
+//     didChange relies on it), unless Options.ConcurrentNotifications.
+//   - The elements of an inbound batch run concurrently, up to
+//     Options.BatchConcurrency at once; one reply array is written when all
+//     are done.
+//   - The read loop routes replies to waiting calls as soon as they arrive
+//     and never runs user code, so a handler may call back the other side
+//     (PeerFromContext gives it its Peer) even when every handler slot is
+//     busy.
+//   - A handler may call Close; it must not call Wait.
+//
+// # The specification, exactly
+//
+// Ids are kept as the raw JSON text the other side sent and go back byte for
+// byte: large integers never pass through float64. A request with "id": null
+// is a call; only a valid request without an id is a notification, and a
+// notification never gets a reply. Batches are answered as the
+// specification's section 7 shows: [] gets one Invalid Request object, an
+// all-notification batch gets nothing, and replies to our own batches are
+// matched by id, never by position. Errors are *Error values, which are both
+// Go errors and the wire object.
+package jsonrpc

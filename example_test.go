@@ -1,0 +1,165 @@
+package jsonrpc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/peerwire/jsonrpc"
+)
+
+// connect starts two Peers over an in-memory Pipe: a server serving h and a
+// client serving nothing (or clientH). stop closes both and waits for them.
+func connect(h, clientH jsonrpc.Handler) (client *jsonrpc.Peer, stop func()) {
+	a, b := jsonrpc.Pipe()
+	server := jsonrpc.NewPeer(a, h, nil)
+	client = jsonrpc.NewPeer(b, clientH, nil)
+	return client, func() {
+		client.Close()
+		server.Close()
+		client.Wait()
+		server.Wait()
+	}
+}
+
+func ExamplePeer_Call() {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "add", func(ctx context.Context, p [2]int) (int, error) {
+		return p[0] + p[1], nil
+	})
+	client, stop := connect(mux, nil)
+	defer stop()
+
+	var sum int
+	if err := client.Call(context.Background(), "add", []int{1, 2}, &sum); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(sum)
+
+	err := client.Call(context.Background(), "nosuch", nil, nil)
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Code, e.Message)
+	}
+	// Output:
+	// 3
+	// -32601 Method not found
+}
+
+func ExampleRegister() {
+	type point struct {
+		X, Y int
+	}
+	mux := jsonrpc.NewMux()
+	// Named params {"X":…,"Y":…} and positional params [x, y] both fill point.
+	jsonrpc.Register(mux, "norm1", func(ctx context.Context, p point) (int, error) {
+		return abs(p.X) + abs(p.Y), nil
+	})
+	client, stop := connect(mux, nil)
+	defer stop()
+
+	var a, b int
+	client.Call(context.Background(), "norm1", map[string]int{"X": 3, "Y": -4}, &a)
+	client.Call(context.Background(), "norm1", []int{-1, 2}, &b)
+	fmt.Println(a, b)
+
+	err := client.Call(context.Background(), "norm1", []string{"x"}, nil)
+	fmt.Println(errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams}))
+	// Output:
+	// 7 3
+	// true
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+func ExamplePeer_Notify() {
+	got := make(chan string, 1)
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "log", func(ctx context.Context, p []string) (any, error) {
+		got <- p[0]
+		return nil, nil // a notification's result and error are discarded
+	})
+	client, stop := connect(mux, nil)
+	defer stop()
+
+	client.Notify(context.Background(), "log", []string{"hello"})
+	fmt.Println(<-got)
+	// Output: hello
+}
+
+func ExamplePeer_Batch() {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "div", func(ctx context.Context, p [2]int) (int, error) {
+		if p[1] == 0 {
+			return 0, jsonrpc.NewError(-32001, "division by zero", p)
+		}
+		return p[0] / p[1], nil
+	})
+	client, stop := connect(mux, nil)
+	defer stop()
+
+	var q1, q2 int
+	batch := []jsonrpc.BatchElem{
+		{Method: "div", Params: []int{10, 2}, Result: &q1},
+		{Method: "div", Params: []int{1, 0}, Result: &q2},
+		{Method: "div", Params: []int{4, 2}, Notification: true},
+	}
+	if err := client.Batch(context.Background(), batch); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(q1, batch[0].Error)
+	fmt.Println(batch[1].Error)
+	// Output:
+	// 5 <nil>
+	// jsonrpc: code -32001: division by zero: [1,0]
+}
+
+func ExamplePeerFromContext() {
+	// The server's handler calls back the client on the same connection.
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "greet", func(ctx context.Context, p struct{}) (string, error) {
+		var name string
+		err := jsonrpc.PeerFromContext(ctx).Call(ctx, "whoami", nil, &name)
+		return "hello, " + name, err
+	})
+	clientMux := jsonrpc.NewMux()
+	jsonrpc.Register(clientMux, "whoami", func(ctx context.Context, p struct{}) (string, error) {
+		return "gopher", nil
+	})
+	client, stop := connect(mux, clientMux)
+	defer stop()
+
+	var greeting string
+	client.Call(context.Background(), "greet", nil, &greeting)
+	fmt.Println(greeting)
+	// Output: hello, gopher
+}
+
+func Example_cancellation() {
+	// When a Call's ctx ends, the Call returns and the server's handler sees
+	// its ctx cancelled: the client sent $/cancelRequest.
+	cancelled := make(chan error, 1)
+	mux := jsonrpc.NewMux()
+	mux.HandleFunc("slow", func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		<-ctx.Done()
+		cancelled <- ctx.Err()
+		return nil, ctx.Err()
+	})
+	client, stop := connect(mux, nil)
+	defer stop()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := client.Call(ctx, "slow", nil, nil)
+	fmt.Println(err)
+	fmt.Println(<-cancelled)
+	// Output:
+	// context deadline exceeded
+	// context canceled
+}

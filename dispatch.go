@@ -21,7 +21,8 @@ type dispatcher struct {
 	notes  lane
 	queued int
 	closed bool
-	active map[ID]task  // inbound calls queued or running, for cancellation
+	idle   chan struct{} // non-nil while draining; closed when no work is left
+	active map[ID]task // inbound calls queued or running, for cancellation
 }
 
 // lane is a FIFO of jobs with at most max runners.
@@ -67,6 +68,9 @@ func (d *dispatcher) submit(msgs []message, batch bool) bool {
 	if d.closed {
 		return true // the connection ended: nothing will be answered
 	}
+	if d.idle != nil {
+		return false // draining: take no new work
+	}
 	if l.running >= l.max && d.queued >= d.p.opts.MaxQueued {
 		return false
 	}
@@ -110,6 +114,7 @@ func (d *dispatcher) run(l *lane, j job) {
 		d.mu.Lock()
 		if len(l.q) == 0 || d.closed {
 			l.running--
+			d.signalIdle()
 			d.mu.Unlock()
 			return
 		}
@@ -119,6 +124,40 @@ func (d *dispatcher) run(l *lane, j job) {
 		d.queued--
 		d.mu.Unlock()
 	}
+}
+
+// drain stops new work from being taken and returns a channel closed once
+// no handler runs or waits.
+func (d *dispatcher) drain() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.idle == nil {
+		d.idle = make(chan struct{})
+		d.signalIdle()
+	}
+	return d.idle
+}
+
+// signalIdle closes idle if draining and nothing runs. Called with d.mu held.
+func (d *dispatcher) signalIdle() {
+	if d.idle == nil || d.calls.running+d.notes.running > 0 {
+		return
+	}
+	select {
+	case <-d.idle:
+	default:
+		close(d.idle)
+	}
+}
+
+// rejection is the error for a call submit did not take.
+func (d *dispatcher) rejection() *Error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.idle != nil {
+		return &Error{Code: CodeShuttingDown, Message: "Server shutting down"}
+	}
+	return &Error{Code: CodeOverloaded, Message: "Server overloaded"}
 }
 
 // done unregisters a finished call.

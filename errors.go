@@ -24,6 +24,9 @@ const (
 	// -32000..-32099 range for implementation-defined server errors.
 	CodeOverloaded = -32000
 
+	// CodeShuttingDown answers a call that arrived after Shutdown began.
+	CodeShuttingDown = -32002
+
 	// CodeRequestCancelled answers a call whose handler returned a context
 	// cancellation error, as LSP defines it for $/cancelRequest.
 	CodeRequestCancelled = -32800

@@ -46,8 +46,13 @@ type Peer struct {
 	pending   pendingTable
 	inbound   dispatcher
 
-	wg       sync.WaitGroup // the read loop and every handler goroutine
+	wg       sync.WaitGroup // the read loop and every goroutine it or goOwned starts
 	readDone chan struct{}
+
+	mu          sync.Mutex
+	readStopped bool     // no goroutine may join wg any more
+	ended       bool     // end has run the hooks
+	endHooks    []func() // run once the connection has ended
 	endOnce  sync.Once
 	done     chan struct{} // closed when the connection has ended
 	cause    error         // why it ended; nil after a clean end
@@ -89,6 +94,22 @@ func (p *Peer) Close() error {
 	return nil
 }
 
+// Shutdown ends the connection gracefully: new inbound calls are answered
+// with CodeShuttingDown, and once the running handlers have returned (or ctx
+// has ended, whichever is first) the Peer closes as Close does. It returns
+// ctx's error if ctx cut the wait short.
+func (p *Peer) Shutdown(ctx context.Context) error {
+	var err error
+	select {
+	case <-p.inbound.drain():
+	case <-p.done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	p.Close()
+	return err
+}
+
 // Wait blocks until the connection has ended and every handler has returned,
 // then returns the cause: nil for a clean end (Close, or the remote closing
 // the stream between messages), otherwise the error that ended it.
@@ -110,14 +131,51 @@ func (p *Peer) end(cause error) {
 	p.endOnce.Do(func() {
 		p.cause = cause
 		p.cancel()
-		p.conn.Close()
 		p.pending.close(fmt.Errorf("%w: %w", ErrClosed, cause))
 		p.inbound.close()
 		close(p.done)
+		p.conn.Close() // last: a transport's close handshake may take a while
+		p.mu.Lock()
+		hooks := p.endHooks
+		p.endHooks, p.ended = nil, true
+		p.mu.Unlock()
+		for _, f := range hooks {
+			f()
+		}
 		if cause != errLocalClose && !errors.Is(cause, io.EOF) {
 			p.log.Warn("jsonrpc: connection ended", "cause", cause)
 		}
 	})
+}
+
+// afterEnd registers f to run once the connection has ended, or runs it now
+// if it has.
+func (p *Peer) afterEnd(f func()) {
+	p.mu.Lock()
+	if !p.ended {
+		p.endHooks = append(p.endHooks, f)
+		f = nil
+	}
+	p.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// goOwned runs f on a goroutine that Wait waits for. It reports false, and
+// runs nothing, once the read loop has stopped: the connection has ended.
+func (p *Peer) goOwned(f func()) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.readStopped {
+		return false
+	}
+	p.wg.Add(1) // the read loop still holds a count: safe against Wait
+	go func() {
+		defer p.wg.Done()
+		f()
+	}()
+	return true
 }
 
 // closedErr is the error an operation returns once the connection ended.

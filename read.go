@@ -12,6 +12,11 @@ import (
 func (p *Peer) readLoop() {
 	defer p.wg.Done()
 	defer close(p.readDone)
+	defer func() {
+		p.mu.Lock()
+		p.readStopped = true
+		p.mu.Unlock()
+	}()
 	for {
 		data, err := p.conn.Read(p.ctx)
 		if err != nil {
@@ -67,9 +72,10 @@ func (p *Peer) receive(m message) {
 	}
 }
 
-// overloaded answers work that the dispatcher had no room for: each call
-// gets CodeOverloaded, invalid elements their own error; notifications are
-// dropped, since nothing can be answered to them.
+// overloaded answers work that the dispatcher did not take (its queue is
+// full, or the Peer is shutting down): each call gets the rejection error,
+// invalid elements their own error; notifications are dropped, since
+// nothing can be answered to them.
 func (p *Peer) overloaded(work []message, batch bool) {
 	var out []byte
 	n := 0
@@ -80,7 +86,7 @@ func (p *Peer) overloaded(work []message, batch bool) {
 				p.log.Warn("jsonrpc: inbound queue full, dropped a notification", "method", m.req.Method)
 				continue
 			}
-			e = &Error{Code: CodeOverloaded, Message: "Server overloaded"}
+			e = p.inbound.rejection()
 		}
 		if n > 0 {
 			out = append(out, ',')

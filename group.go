@@ -1,0 +1,127 @@
+package jsonrpc
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// ErrSlowConsumer is wrapped by the cause of a connection that a Group ended
+// because the remote side did not read its notifications fast enough.
+var ErrSlowConsumer = errors.New("jsonrpc: peer too slow: notification queue full")
+
+// Group is a set of Peers that receive the same notifications: a server
+// pushing to all its clients. A Peer leaves the group when its connection
+// ends.
+//
+// Notify never blocks on a member: each member has its own queue of
+// outgoing notifications, bounded by MaxQueue and drained by a goroutine
+// that runs only while the queue is not empty. A member whose queue is full
+// (a client that stopped reading) is dropped: its connection is ended with
+// a cause wrapping ErrSlowConsumer, which its Wait returns. The others are
+// not delayed.
+//
+// The zero value is an empty Group ready to use. A Group is safe for
+// concurrent use.
+type Group struct {
+	// MaxQueue bounds each member's queued notifications. Default: 256.
+	MaxQueue int
+
+	mu      sync.Mutex
+	members map[*Peer]*member
+}
+
+// member is one Peer's queue of encoded notifications. The encoded bytes are
+// shared by every member and never modified.
+type member struct {
+	queue   [][]byte
+	sending bool // a goroutine is draining queue
+}
+
+// Add makes p a member. It has no effect if p is a member already or its
+// connection has ended.
+func (g *Group) Add(p *Peer) {
+	g.mu.Lock()
+	if g.members == nil {
+		g.members = make(map[*Peer]*member)
+	}
+	_, dup := g.members[p]
+	if !dup {
+		g.members[p] = &member{}
+	}
+	g.mu.Unlock()
+	if !dup {
+		p.afterEnd(func() { g.Remove(p) })
+	}
+}
+
+// Remove takes p out of the group; notifications queued for it are dropped.
+func (g *Group) Remove(p *Peer) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if m, ok := g.members[p]; ok {
+		m.queue = nil
+		delete(g.members, p)
+	}
+}
+
+// Len returns the number of members.
+func (g *Group) Len() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.members)
+}
+
+// Notify sends a notification to every member except those in skip. params
+// are marshalled once, as for Peer.Notify. Notify returns without waiting for
+// any write; it fails only if params cannot be marshalled.
+func (g *Group) Notify(method string, params any, skip ...*Peer) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	msg := appendRequest(nil, ID{}, method, raw)
+	limit := g.MaxQueue
+	if limit <= 0 {
+		limit = 256
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for p, m := range g.members {
+		if slices.Contains(skip, p) {
+			continue
+		}
+		if len(m.queue) >= limit {
+			delete(g.members, p)
+			cause := fmt.Errorf("%w (%d queued)", ErrSlowConsumer, len(m.queue))
+			p.goOwned(func() { p.end(cause) })
+			continue
+		}
+		m.queue = append(m.queue, msg)
+		if !m.sending && p.goOwned(func() { g.drain(p, m) }) {
+			m.sending = true
+		}
+	}
+	return nil
+}
+
+// drain writes m's queue to p until it is empty.
+func (g *Group) drain(p *Peer, m *member) {
+	for {
+		g.mu.Lock()
+		if len(m.queue) == 0 {
+			m.sending = false
+			g.mu.Unlock()
+			return
+		}
+		msg := m.queue[0]
+		m.queue[0] = nil
+		m.queue = m.queue[1:]
+		g.mu.Unlock()
+		if p.write(p.ctx, msg) != nil {
+			g.Remove(p)
+			return // the connection ended; sending stays set on a dead member
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package ws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/peerwire/jsonrpc"
+)
+
+// Errors that end a connection; the Peer's Wait returns a cause wrapping
+// them.
+var (
+	// ErrKeepalive: a ping got no pong in time, so the other side is gone or
+	// the connection is half-open.
+	ErrKeepalive = errors.New("ws: keepalive: no pong from the other side")
+	// ErrBinaryMessage: the other side sent a binary message; JSON-RPC
+	// travels in text messages only. The connection is closed with status
+	// 1008 (policy violation).
+	ErrBinaryMessage = errors.New("ws: binary message received")
+)
+
+// Conn carries JSON-RPC messages over a WebSocket connection, one message
+// (object or batch array) per text WebSocket message. It implements
+// jsonrpc.Conn. Make one with NewConn, or let Dial or Server do it.
+type Conn struct {
+	ws           *websocket.Conn
+	writeTimeout time.Duration
+
+	stop      chan struct{} // closed by Close: stops keepalive
+	keepalive sync.WaitGroup
+
+	mu          sync.Mutex
+	cause       error // set when keepalive or a binary message ended the conn
+	closeCode   websocket.StatusCode
+	closeReason string
+	closeOnce   sync.Once
+}
+
+var _ jsonrpc.Conn = (*Conn)(nil)
+
+// NewConn wraps c, sets its read limit and starts its keepalive. The Conn
+// owns c from now on.
+func NewConn(c *websocket.Conn, opts *Options) *Conn {
+	o := opts.withDefaults()
+	c.SetReadLimit(o.MaxMessageSize)
+	conn := &Conn{
+		ws:           c,
+		writeTimeout: o.WriteTimeout,
+		stop:         make(chan struct{}),
+		closeCode:    websocket.StatusNormalClosure,
+	}
+	if o.PingInterval > 0 {
+		conn.keepalive.Add(1)
+		go conn.ping(o.PingInterval, o.PingTimeout)
+	}
+	return conn
+}
+
+// Read returns the next text message. A normal closure by the other side is
+// io.EOF, a clean end.
+func (c *Conn) Read(ctx context.Context) ([]byte, error) {
+	typ, data, err := c.ws.Read(ctx)
+	if err != nil {
+		return nil, c.readError(err)
+	}
+	if typ != websocket.MessageText {
+		c.fail(ErrBinaryMessage)
+		c.ws.Close(websocket.StatusPolicyViolation, "JSON-RPC messages must be text")
+		return nil, ErrBinaryMessage
+	}
+	return data, nil
+}
+
+// readError explains why Read failed.
+func (c *Conn) readError(err error) error {
+	c.mu.Lock()
+	cause := c.cause
+	c.mu.Unlock()
+	switch {
+	case cause != nil:
+		return cause
+	case websocket.CloseStatus(err) == websocket.StatusNormalClosure:
+		return fmt.Errorf("%w: %w", io.EOF, err)
+	case errors.Is(err, websocket.ErrMessageTooBig):
+		return fmt.Errorf("ws: incoming message over the size limit, closed with status 1009: %w", err)
+	default:
+		return fmt.Errorf("ws: %w", err)
+	}
+}
+
+// Write sends msg as one text message. ctx is the Peer's lifetime context;
+// WriteTimeout, if set, bounds the write, and a write cut short closes the
+// connection.
+func (c *Conn) Write(ctx context.Context, msg []byte) error {
+	if c.writeTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.writeTimeout)
+		defer cancel()
+	}
+	if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("ws: write took longer than %v: %w", c.writeTimeout, err)
+		}
+		return fmt.Errorf("ws: %w", err)
+	}
+	return nil
+}
+
+// Close closes the connection with a close handshake: status 1000 (normal
+// closure) unless SetCloseStatus chose another. It stops the keepalive and
+// waits for it.
+func (c *Conn) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		close(c.stop)
+		c.mu.Lock()
+		code, reason := c.closeCode, c.closeReason
+		c.mu.Unlock()
+		err = c.ws.Close(code, reason)
+		c.keepalive.Wait()
+	})
+	return err
+}
+
+// SetCloseStatus chooses the status and reason Close sends, such as
+// websocket.StatusGoingAway when a server shuts down.
+func (c *Conn) SetCloseStatus(code websocket.StatusCode, reason string) {
+	c.mu.Lock()
+	c.closeCode, c.closeReason = code, reason
+	c.mu.Unlock()
+}
+
+// fail records why the connection is ending, if nothing else has yet.
+func (c *Conn) fail(err error) {
+	c.mu.Lock()
+	if c.cause == nil {
+		c.cause = err
+	}
+	c.mu.Unlock()
+}
+
+// ping pings every interval until Close; a ping without a pong in time
+// ends the connection.
+func (c *Conn) ping(interval, timeout time.Duration) {
+	defer c.keepalive.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		err := c.ws.Ping(ctx)
+		cancel()
+		select {
+		case <-c.stop:
+			return
+		default:
+		}
+		if err != nil {
+			c.fail(fmt.Errorf("%w within %v: %w", ErrKeepalive, timeout, err))
+			c.ws.CloseNow()
+			return
+		}
+	}
+}

@@ -1,0 +1,31 @@
+// Package ws runs JSON-RPC 2.0 Peers over WebSocket, with
+// github.com/coder/websocket: one JSON-RPC message (object or batch array)
+// per text WebSocket message.
+//
+// A server mounts a Server on any http.ServeMux; each connection gets its
+// own Peer serving the Server's Handler:
+//
+//	srv := &ws.Server{Handler: mux}
+//	http.Handle("/rpc", srv)
+//
+// A client dials and gets a Peer, which may serve methods of its own that
+// the server calls back:
+//
+//	peer, err := ws.Dial(ctx, "ws://127.0.0.1:8080/rpc", clientMux, nil)
+//
+// Dial also builds for the browser (GOOS=js GOARCH=wasm), where it uses the
+// browser's WebSocket.
+//
+// What this package guarantees: a binary message closes the connection with
+// status 1008 (policy violation); a message over Options.MaxMessageSize
+// closes it with status 1009 (message too big); a peer that stops answering
+// pings is found within PingInterval+PingTimeout and its Peer ends with a
+// cause wrapping ErrKeepalive; a normal closure (1000) is a clean end, so
+// the Peer's Wait returns nil. The read loop reads with the Peer's lifetime
+// context only, because coder/websocket closes the whole connection when a
+// Read or Write context ends.
+//
+// Browsers: by default a Server accepts only same-origin requests (and
+// requests without an Origin header, which browsers always send), which
+// stops cross-site WebSocket hijacking; Server.OriginPatterns allows others.
+package ws

@@ -1,0 +1,62 @@
+package ws
+
+import (
+	"time"
+
+	"github.com/peerwire/jsonrpc"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxMessageSize = 32 << 20 // 32 MiB, as the stdio transport's cap
+	DefaultPingInterval   = 30 * time.Second
+	DefaultPingTimeout    = 15 * time.Second
+)
+
+// Options configure a WebSocket connection and the Peer on it. The zero
+// value, and a nil *Options, give the defaults each field documents.
+type Options struct {
+	// Peer configures the Peer on the connection.
+	Peer *jsonrpc.Options
+
+	// MaxMessageSize caps an incoming message, as in the stdio transport.
+	// A larger message closes the connection with status 1009 (message too
+	// big): a WebSocket message cannot be skipped. Default:
+	// DefaultMaxMessageSize.
+	MaxMessageSize int64
+
+	// PingInterval is how often a ping checks that the other side is still
+	// there; a negative value turns keepalive off. Default:
+	// DefaultPingInterval.
+	PingInterval time.Duration
+
+	// PingTimeout is how long a ping may wait for its pong before the
+	// connection is declared dead and ended with a cause wrapping
+	// ErrKeepalive. Default: DefaultPingTimeout.
+	PingTimeout time.Duration
+
+	// WriteTimeout, if positive, bounds each write: a remote that does not
+	// read for that long ends the connection. Default: no bound.
+	WriteTimeout time.Duration
+
+	// Compression negotiates permessage-deflate (without context takeover,
+	// so an idle connection holds no compressor state). Default: off.
+	Compression bool
+}
+
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.MaxMessageSize <= 0 {
+		c.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if c.PingInterval == 0 {
+		c.PingInterval = DefaultPingInterval
+	}
+	if c.PingTimeout <= 0 {
+		c.PingTimeout = DefaultPingTimeout
+	}
+	return c
+}

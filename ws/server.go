@@ -1,0 +1,172 @@
+//go:build !js
+
+package ws
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/coder/websocket"
+	"github.com/peerwire/jsonrpc"
+)
+
+// ErrServerClosed is returned by Accept on a Server that is shutting down.
+var ErrServerClosed = errors.New("ws: server closed")
+
+// Server is an http.Handler that upgrades each request to a WebSocket and
+// runs a Peer on it serving Handler, until the connection ends. Mount it on
+// any http.ServeMux. The zero value serves with the defaults; set the fields
+// before the first request.
+//
+// Call Shutdown when the http.Server shuts down: http.Server.Shutdown does
+// not know about upgraded connections.
+type Server struct {
+	// Handler serves each connection's inbound requests.
+	Handler jsonrpc.Handler
+
+	// Options configure each connection and its Peer.
+	Options Options
+
+	// OriginPatterns lists the host patterns of other origins allowed to
+	// connect, matched as coder/websocket's AcceptOptions.OriginPatterns
+	// are. By default only same-origin browser requests are accepted,
+	// which stops cross-site WebSocket hijacking. Requests without an
+	// Origin header (non-browser clients) are always accepted.
+	OriginPatterns []string
+
+	// MaxConnections bounds the connections served at once; beyond it an
+	// upgrade request gets HTTP 503. Default: 10000.
+	MaxConnections int
+
+	// OnConnect, if set, is called with each new Peer before it serves,
+	// for example to add it to a jsonrpc.Group. The Peer leaves any Group
+	// by itself when its connection ends.
+	OnConnect func(p *jsonrpc.Peer, r *http.Request)
+
+	mu      sync.Mutex
+	conns   map[*jsonrpc.Peer]*Conn
+	active  int // requests admitted and not yet finished
+	closing bool
+	wg      sync.WaitGroup // one count per admitted request
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// ServeHTTP upgrades the request and serves the connection until it ends.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.admit() {
+		http.Error(w, "too many connections or shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.leave()
+	c, err := s.Accept(w, r)
+	if err != nil {
+		return // Accept has answered the request
+	}
+	p := jsonrpc.NewPeer(c, s.Handler, s.Options.Peer)
+	if !s.track(p, c) {
+		c.SetCloseStatus(websocket.StatusGoingAway, "server shutting down")
+		p.Close()
+		return
+	}
+	defer s.untrack(p)
+	if s.OnConnect != nil {
+		s.OnConnect(p, r)
+	}
+	p.Wait()
+}
+
+// Accept upgrades a request to a WebSocket Conn with the Server's options and
+// origin policy, for callers that run the Peer themselves. On failure it has
+// already written an HTTP error reply.
+func (s *Server) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
+	return Accept(w, r, &s.Options, s.OriginPatterns)
+}
+
+// Accept upgrades a request to a WebSocket Conn, accepting only same-origin
+// browser requests unless originPatterns allow others. On failure it has
+// already written an HTTP error reply.
+func Accept(w http.ResponseWriter, r *http.Request, opts *Options, originPatterns []string) (*Conn, error) {
+	o := opts.withDefaults()
+	ao := &websocket.AcceptOptions{OriginPatterns: originPatterns}
+	if o.Compression {
+		ao.CompressionMode = websocket.CompressionNoContextTakeover
+	}
+	c, err := websocket.Accept(w, r, ao)
+	if err != nil {
+		return nil, err
+	}
+	return NewConn(c, &o), nil
+}
+
+// admit counts a new connection, or refuses it when full or shutting down.
+func (s *Server) admit() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	max := s.MaxConnections
+	if max <= 0 {
+		max = 10000
+	}
+	if s.closing || s.active >= max {
+		return false
+	}
+	s.active++
+	s.wg.Add(1)
+	return true
+}
+
+func (s *Server) leave() {
+	s.mu.Lock()
+	s.active--
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+func (s *Server) track(p *jsonrpc.Peer, c *Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	if s.conns == nil {
+		s.conns = make(map[*jsonrpc.Peer]*Conn)
+	}
+	s.conns[p] = c
+	return true
+}
+
+func (s *Server) untrack(p *jsonrpc.Peer) {
+	s.mu.Lock()
+	delete(s.conns, p)
+	s.mu.Unlock()
+}
+
+// Shutdown stops accepting connections, lets in-flight calls finish until
+// ctx ends, closes every connection with status 1001 (going away), and
+// waits for their handlers to return. It returns ctx's error if ctx ended
+// before the calls finished.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	peers := make(map[*jsonrpc.Peer]*Conn, len(s.conns))
+	for p, c := range s.conns {
+		peers[p] = c
+	}
+	s.mu.Unlock()
+
+	errs := make(chan error, len(peers))
+	for p, c := range peers {
+		c.SetCloseStatus(websocket.StatusGoingAway, "server shutting down")
+		go func() { errs <- p.Shutdown(ctx) }()
+	}
+	var err error
+	for range peers {
+		if e := <-errs; e != nil {
+			err = e
+		}
+	}
+	s.wg.Wait()
+	return err
+}

@@ -22,7 +22,7 @@ type dispatcher struct {
 	queued int
 	closed bool
 	idle   chan struct{} // non-nil while draining; closed when no work is left
-	active map[ID]task // inbound calls queued or running, for cancellation
+	active map[ID]task   // inbound calls queued or running, for cancellation
 }
 
 // lane is a FIFO of jobs with at most max runners.

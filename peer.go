@@ -53,9 +53,9 @@ type Peer struct {
 	readStopped bool     // no goroutine may join wg any more
 	ended       bool     // end has run the hooks
 	endHooks    []func() // run once the connection has ended
-	endOnce  sync.Once
-	done     chan struct{} // closed when the connection has ended
-	cause    error         // why it ended; nil after a clean end
+	endOnce     sync.Once
+	done        chan struct{} // closed when the connection has ended
+	cause       error         // why it ended; nil after a clean end
 }
 
 // errLocalClose is the cause recorded when Close ends the connection.

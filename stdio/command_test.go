@@ -1,0 +1,222 @@
+package stdio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startChild runs the test binary as a child in the given mode.
+func startChild(t *testing.T, mode string, opts *Options) *Conn {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	// Under the race detector a process sleeps 1 s before exiting unless
+	// told otherwise.
+	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), childEnv+"="+mode, "GORACE="+gorace)
+	c, err := Command(cmd, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Stderr != os.Stderr {
+		t.Errorf("cmd.Stderr = %v, want os.Stderr", cmd.Stderr)
+	}
+	return c
+}
+
+// timeoutCtx bounds a test's Reads and Writes: when it ends, the Conn is
+// closed and they return.
+func timeoutCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestCommandEcho(t *testing.T) {
+	for _, f := range framings {
+		t.Run(f.String(), func(t *testing.T) {
+			ctx := timeoutCtx(t)
+			c := startChild(t, "echo-"+strings.ToLower(f.String()), &Options{Framing: f})
+			for i := range 50 {
+				msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":[%q]}`,
+					i, strings.Repeat("e", i*i*40))
+				if err := c.Write(ctx, []byte(msg)); err != nil {
+					t.Fatalf("Write %d: %v", i, err)
+				}
+				got, err := c.Read(ctx)
+				if err != nil || string(got) != msg {
+					t.Fatalf("Read %d = %.60q, %v; want %.60q", i, got, err, msg)
+				}
+			}
+			if ps := c.ProcessState(); ps != nil {
+				t.Errorf("ProcessState before Close = %v, want nil", ps)
+			}
+			var err error
+			within(t, 10*time.Second, "Close", func() { err = c.Close() })
+			if err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if ps := c.ProcessState(); ps == nil || !ps.Success() {
+				t.Errorf("ProcessState after Close = %v, want success", ps)
+			}
+			if _, err := c.Read(ctx); !isClosedErr(err) {
+				t.Errorf("Read after Close: %v", err)
+			}
+		})
+	}
+}
+
+// TestCommandCloseWithoutReading closes while the child is still echoing
+// messages nobody reads: Close must drain them so the child exits cleanly
+// instead of dying of a broken pipe.
+func TestCommandCloseWithoutReading(t *testing.T) {
+	ctx := timeoutCtx(t)
+	c := startChild(t, "echo-line", &Options{Framing: Line})
+	for i := range 40 {
+		msg := fmt.Sprintf(`{"id":%d,"pad":%q}`, i, strings.Repeat("p", 1000))
+		if err := c.Write(ctx, []byte(msg)); err != nil {
+			t.Fatalf("Write %d: %v", i, err)
+		}
+	}
+	var err error
+	within(t, 10*time.Second, "Close", func() { err = c.Close() })
+	if err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// TestCommandCloseUnblocksRead closes while a Read waits for a reply.
+func TestCommandCloseUnblocksRead(t *testing.T) {
+	c := startChild(t, "echo-header", nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(timeoutCtx(t))
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	var err error
+	within(t, 10*time.Second, "Close", func() { err = c.Close() })
+	if err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	select {
+	case err := <-done:
+		if !isClosedErr(err) {
+			t.Errorf("Read error = %v, want a closed error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Read still blocked after Close")
+	}
+}
+
+// TestCommandContextEnd cancels the ctx of a pending Read: the Conn closes
+// itself, through the same path as Close, without deadlocking on the Read.
+func TestCommandContextEnd(t *testing.T) {
+	c := startChild(t, "echo-line", &Options{Framing: Line})
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	var err error
+	within(t, 5*time.Second, "Read", func() { _, err = c.Read(ctx) })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Read error = %v, want context.Canceled", err)
+	}
+	within(t, 5*time.Second, "Close", func() { err = c.Close() })
+	if err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+func TestCommandKillAfterGrace(t *testing.T) {
+	const grace = 200 * time.Millisecond
+	c := startChild(t, "ignore-stdin", &Options{GracePeriod: grace})
+	start := time.Now()
+	var err error
+	within(t, 10*time.Second, "Close", func() { err = c.Close() })
+	elapsed := time.Since(start)
+	if elapsed < grace {
+		t.Errorf("Close returned after %v, before the grace period", elapsed)
+	}
+	if err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("Close error = %v, want one saying the child was killed", err)
+	}
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) {
+		t.Errorf("Close error %v does not wrap an *exec.ExitError", err)
+	}
+	if ps := c.ProcessState(); ps == nil || ps.Success() {
+		t.Errorf("ProcessState = %v, want a failure", ps)
+	}
+	if err2 := c.Close(); err2 != err {
+		t.Errorf("second Close = %v, want %v", err2, err)
+	}
+}
+
+func TestCommandNegativeGraceKillsAtOnce(t *testing.T) {
+	c := startChild(t, "ignore-stdin", &Options{GracePeriod: -1})
+	var err error
+	within(t, 2*time.Second, "Close", func() { err = c.Close() })
+	if err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("Close error = %v, want one saying the child was killed", err)
+	}
+}
+
+func TestCommandCrash(t *testing.T) {
+	ctx := timeoutCtx(t)
+	c := startChild(t, "crash", nil)
+	var err error
+	within(t, 10*time.Second, "Read", func() { _, err = c.Read(ctx) })
+	if err != io.EOF {
+		t.Errorf("Read from a crashed child = %v, want io.EOF", err)
+	}
+	within(t, 10*time.Second, "Close", func() { err = c.Close() })
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 3 {
+		t.Errorf("Close = %v, want exit status 3", err)
+	}
+	if ps := c.ProcessState(); ps == nil || ps.ExitCode() != 3 {
+		t.Errorf("ProcessState = %v, want exit status 3", ps)
+	}
+	// Writing to the dead child fails rather than killing us with SIGPIPE.
+	c2 := startChild(t, "crash", nil)
+	defer c2.Close()
+	within(t, 10*time.Second, "Read", func() { c2.Read(ctx) })
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		if err = c2.Write(ctx, []byte("{}")); err != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // the child's stdin may close just after its stdout
+	}
+	if err == nil {
+		t.Error("Writes to a dead child succeeded")
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	cmd := exec.Command("true")
+	cmd.Stdin = strings.NewReader("")
+	if _, err := Command(cmd, nil); err == nil {
+		t.Error("Command with Stdin set succeeded")
+	}
+	cmd = exec.Command("true")
+	cmd.Stdout = io.Discard
+	if _, err := Command(cmd, nil); err == nil {
+		t.Error("Command with Stdout set succeeded")
+	}
+	cmd = exec.Command("/nonexistent/stdio-test-binary")
+	if _, err := Command(cmd, nil); err == nil {
+		t.Error("Command with a missing binary succeeded")
+	}
+	if ps := NewConn(nil, nil, nil).ProcessState(); ps != nil {
+		t.Errorf("ProcessState of a NewConn Conn = %v", ps)
+	}
+}

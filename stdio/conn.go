@@ -1,0 +1,300 @@
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/peerwire/jsonrpc"
+)
+
+// Framing selects how messages are delimited on the byte stream.
+type Framing int
+
+const (
+	// Header framing precedes each message with MIME-like headers, as the
+	// Language Server Protocol does: "Content-Length: N\r\n\r\n" followed by
+	// exactly N bytes of body. It is the zero value of Framing.
+	Header Framing = iota
+
+	// Line framing sends one message per line, terminated by '\n', as the
+	// Model Context Protocol's stdio transport does (newline-delimited JSON).
+	Line
+)
+
+// String returns the name of the framing.
+func (f Framing) String() string {
+	switch f {
+	case Header:
+		return "Header"
+	case Line:
+		return "Line"
+	}
+	return fmt.Sprintf("Framing(%d)", int(f))
+}
+
+// DefaultMaxMessageSize is the cap on an incoming message's size used when
+// Options.MaxMessageSize is zero or negative.
+const DefaultMaxMessageSize = 32 << 20
+
+// DefaultGracePeriod is how long Close waits for a child process started by
+// Command to exit on its own when Options.GracePeriod is zero.
+const DefaultGracePeriod = 2 * time.Second
+
+// Options configures a Conn. A nil *Options means all defaults.
+type Options struct {
+	// Framing selects how messages are delimited. The zero value is Header;
+	// a value other than Header or Line makes NewConn, Stdio and Command
+	// panic.
+	Framing Framing
+
+	// MaxMessageSize caps the size in bytes of an incoming message. A
+	// larger message is skipped without being buffered and Read returns an
+	// error wrapping jsonrpc.ErrMessageTooLarge. Zero or negative means
+	// DefaultMaxMessageSize.
+	MaxMessageSize int64
+
+	// GracePeriod is used only by Conns made by Command: it is how long
+	// Close waits for the child to exit after closing its stdin before
+	// killing it. Zero means DefaultGracePeriod; a negative value kills the
+	// child at once.
+	GracePeriod time.Duration
+}
+
+// readBufferSize is the size of the bufio.Reader in front of the stream. It
+// also bounds how many bytes are buffered while looking for a line's end.
+const readBufferSize = 64 << 10
+
+// maxRetainedWriteBuffer bounds the capacity of the write buffer kept
+// between calls to Write, so one huge message does not pin its memory.
+const maxRetainedWriteBuffer = 64 << 10
+
+// A Conn is a jsonrpc.Conn over a byte stream: a reader and a writer, the
+// process's standard input and output, or a child process's pipes.
+//
+// Read must be called from one goroutine at a time; Write may be called
+// concurrently (calls are serialised); Close may be called at any time, any
+// number of times, concurrently with Read and Write.
+type Conn struct {
+	framing Framing
+	max     int64
+	r       io.Reader
+	w       io.Writer
+
+	rmu  sync.Mutex // guards br and rerr
+	br   *bufio.Reader
+	rerr error // sticky fatal read error
+
+	wmu  sync.Mutex // guards wbuf and serialises writes
+	wbuf bytes.Buffer
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeDone chan struct{}
+	closeErr  error
+	closeFn   func() error
+
+	proc *process // non-nil for Conns made by Command
+}
+
+var _ jsonrpc.Conn = (*Conn)(nil)
+
+// NewConn returns a Conn that reads messages from r and writes them to w.
+// Close closes r and w if they implement io.Closer, each once (once in all
+// when r and w are the same value).
+//
+// Close unblocks a pending Read or Write only if closing r or w does so, as
+// it does for net.Conn, io.Pipe and pipes made by os.Pipe.
+func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
+	c := newConn(r, w, opts)
+	c.closeFn = func() error { return closeBoth(r, w) }
+	return c
+}
+
+// Stdio returns a Conn over os.Stdin and os.Stdout, for a program that is
+// itself the server (or client) of a stdio transport. Close closes both.
+//
+// When standard input is in blocking mode, as an inherited pipe or terminal
+// usually is, closing it does not interrupt a pending Read: that Read
+// returns once input arrives or the other end closes the stream.
+func Stdio(opts *Options) *Conn {
+	return NewConn(os.Stdin, os.Stdout, opts)
+}
+
+func newConn(r io.Reader, w io.Writer, opts *Options) *Conn {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Framing != Header && o.Framing != Line {
+		panic(fmt.Sprintf("stdio: invalid framing %v", o.Framing))
+	}
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = DefaultMaxMessageSize
+	}
+	return &Conn{
+		framing:   o.Framing,
+		max:       o.MaxMessageSize,
+		r:         r,
+		w:         w,
+		br:        bufio.NewReaderSize(r, readBufferSize),
+		closeDone: make(chan struct{}),
+	}
+}
+
+// Read returns the next message in a newly allocated slice.
+//
+// It returns io.EOF when the stream ends cleanly between messages, an error
+// wrapping jsonrpc.ErrMessageTooLarge when a message over the size cap was
+// skipped (the Conn stays usable), an error wrapping io.ErrUnexpectedEOF
+// when the stream ends inside a message, and an error wrapping both
+// net.ErrClosed and os.ErrClosed once the Conn is closed. When ctx is done,
+// the Conn is closed and Read returns ctx.Err(). Any error other than
+// ErrMessageTooLarge is final.
+func (c *Conn) Read(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if c.closed.Load() {
+		return nil, errClosed
+	}
+	stop := c.closeWhenDone(ctx)
+	defer stop()
+
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	if c.rerr != nil {
+		return nil, c.rerr
+	}
+	var msg []byte
+	var err error
+	switch c.framing {
+	case Header:
+		msg, err = readHeaderFrame(c.br, c.max)
+	case Line:
+		msg, err = readLineFrame(c.br, c.max)
+	}
+	if err == nil {
+		return msg, nil
+	}
+	switch {
+	case ctx.Err() != nil:
+		err = ctx.Err()
+	case c.closed.Load():
+		err = errClosed
+	case errors.Is(err, jsonrpc.ErrMessageTooLarge):
+		return nil, err
+	}
+	c.rerr = err
+	return nil, err
+}
+
+// Write sends msg as one message with a single call to the underlying
+// writer. It does not retain msg. With Line framing, a msg containing
+// newlines is compacted first (see json.Compact), so it must be valid JSON.
+// When ctx is done, the Conn is closed and Write returns ctx.Err().
+func (c *Conn) Write(ctx context.Context, msg []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if c.closed.Load() {
+		return errClosed
+	}
+	stop := c.closeWhenDone(ctx)
+	defer stop()
+
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.wbuf.Reset()
+	var err error
+	switch c.framing {
+	case Header:
+		encodeHeaderFrame(&c.wbuf, msg)
+	case Line:
+		err = encodeLineFrame(&c.wbuf, msg)
+	}
+	if err == nil {
+		_, err = c.w.Write(c.wbuf.Bytes())
+	}
+	if c.wbuf.Cap() > maxRetainedWriteBuffer {
+		c.wbuf = bytes.Buffer{}
+	}
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case c.closed.Load():
+			return errClosed
+		}
+		return fmt.Errorf("stdio: write: %w", err)
+	}
+	return nil
+}
+
+// Close closes the Conn, unblocking pending calls to Read and Write (see
+// NewConn and Stdio for the limits of that) and releasing its resources.
+// For a Conn made by Command it also ends and reaps the child process; see
+// Command. Every call returns the result of the first.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		c.closeErr = c.closeFn()
+		close(c.closeDone)
+	})
+	<-c.closeDone
+	return c.closeErr
+}
+
+// closeWhenDone arranges for c to be closed when ctx is done, and returns a
+// function to cancel that.
+func (c *Conn) closeWhenDone(ctx context.Context) (stop func() bool) {
+	if ctx.Done() == nil {
+		return func() bool { return false }
+	}
+	return context.AfterFunc(ctx, func() { c.Close() })
+}
+
+// closedError is returned by Read and Write once the Conn is closed.
+type closedError struct{}
+
+func (closedError) Error() string { return "stdio: connection closed" }
+
+// Is reports whether target is net.ErrClosed or os.ErrClosed, so callers
+// can test for either.
+func (closedError) Is(target error) bool {
+	return target == net.ErrClosed || target == os.ErrClosed
+}
+
+var errClosed error = closedError{}
+
+// closeBoth closes r and w if they are io.Closers, w first so that the peer
+// sees the end of our output, and only once if they are the same value.
+func closeBoth(r io.Reader, w io.Writer) error {
+	var err error
+	wc, wok := w.(io.Closer)
+	if wok {
+		err = wc.Close()
+	}
+	if rc, ok := r.(io.Closer); ok && !(wok && same(rc, wc)) {
+		if rerr := rc.Close(); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// same reports whether a and b are the same value, without panicking on
+// values of a non-comparable type.
+func same(a, b io.Closer) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
+}

@@ -1,0 +1,58 @@
+// Package stdio carries JSON-RPC 2.0 messages over byte streams: standard
+// input and output, a child process's pipes, or any io.Reader and io.Writer.
+// Its Conn implements jsonrpc.Conn.
+//
+// # Framing
+//
+// Two framings delimit messages on the stream, chosen by Options.Framing.
+//
+// Header framing, the default, is the Language Server Protocol's base
+// protocol. Each message is preceded by header lines ended by an empty line:
+//
+//	Content-Length: 46\r\n
+//	\r\n
+//	{"jsonrpc":"2.0","id":1,"method":"initialize"}
+//
+// Content-Length is required and is a decimal byte count. Header names are
+// case-insensitive, other headers such as Content-Type are ignored, and bare
+// "\n" line endings are accepted. A header line may hold at most 4 KiB and a
+// header block at most 64 lines.
+//
+// Line framing is newline-delimited JSON, as the Model Context Protocol's
+// stdio transport uses: one message per line. Whitespace around a message
+// (so a "\r" before the "\n") is trimmed, blank lines are skipped, and a last
+// line without a newline is still a message. Lines may be of any length up
+// to the size cap. Write compacts a message that contains line breaks so that
+// it fits on one line.
+//
+// # Size cap
+//
+// Options.MaxMessageSize (32 MiB by default) caps an incoming message. The
+// reader never buffers more than the cap, whatever a header claims: a larger
+// message is skipped as it streams in and Read returns an error wrapping
+// jsonrpc.ErrMessageTooLarge, after which the Conn can still be read.
+//
+// Read returns io.EOF when the stream ends between two messages and an
+// error wrapping io.ErrUnexpectedEOF when it ends inside one.
+//
+// # Making a Conn
+//
+// NewConn works over any reader and writer, Stdio over os.Stdin and
+// os.Stdout for a program launched by its peer, and Command starts a child
+// process and talks to it over its standard input and output:
+//
+//	cmd := exec.Command("gopls")
+//	conn, err := stdio.Command(cmd, nil) // Header framing
+//	if err != nil {
+//		return err
+//	}
+//	defer conn.Close() // closes gopls's stdin, waits for it to exit, reaps it
+//	if err := conn.Write(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)); err != nil {
+//		return err
+//	}
+//	reply, err := conn.Read(ctx)
+//
+// A server speaking MCP over its own standard streams would use:
+//
+//	conn := stdio.Stdio(&stdio.Options{Framing: stdio.Line})
+package stdio

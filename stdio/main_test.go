@@ -1,0 +1,112 @@
+package stdio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/peerwire/jsonrpc"
+	"go.uber.org/goleak"
+)
+
+// childEnv names the environment variable that makes the test binary act as
+// a child process for the Command tests instead of running the tests.
+const childEnv = "STDIO_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		os.Exit(runChild(mode))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// runChild is the body of the child process and returns its exit status.
+func runChild(mode string) int {
+	switch mode {
+	case "echo-header":
+		return echo(Header)
+	case "echo-line":
+		return echo(Line)
+	case "crash":
+		return 3
+	case "ignore-stdin":
+		// Never reads stdin; the parent must kill it. The sleep bounds
+		// the child's life should the parent fail to.
+		time.Sleep(time.Minute)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "unknown child mode %q\n", mode)
+	return 2
+}
+
+// echo writes back every message read from standard input until it ends.
+func echo(f Framing) int {
+	c := Stdio(&Options{Framing: f})
+	defer c.Close()
+	ctx := context.Background()
+	for {
+		msg, err := c.Read(ctx)
+		if errors.Is(err, io.EOF) {
+			return 0
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child read:", err)
+			return 1
+		}
+		if err := c.Write(ctx, msg); err != nil {
+			fmt.Fprintln(os.Stderr, "child write:", err)
+			return 1
+		}
+	}
+}
+
+// tooLarge stands for a skipped message in the results of readAll.
+const tooLarge = "<too large>"
+
+// readAll reads from c until an error other than ErrMessageTooLarge and
+// returns the messages read, tooLarge for each skipped one, and that error.
+// It gives up after limit reads.
+func readAll(t testing.TB, c *Conn, limit int) ([]string, error) {
+	t.Helper()
+	var got []string
+	for range limit {
+		msg, err := c.Read(context.Background())
+		switch {
+		case errors.Is(err, jsonrpc.ErrMessageTooLarge):
+			got = append(got, tooLarge)
+		case err != nil:
+			return got, err
+		default:
+			got = append(got, string(msg))
+		}
+	}
+	t.Fatalf("still reading after %d messages", limit)
+	return nil, nil
+}
+
+// decode reads every message of input with the given framing and cap.
+func decode(t testing.TB, input []byte, f Framing, limit int64) ([]string, error) {
+	t.Helper()
+	c := NewConn(bytes.NewReader(input), io.Discard, &Options{Framing: f, MaxMessageSize: limit})
+	return readAll(t, c, len(input)+2)
+}
+
+// within runs fn in a goroutine and fails the test if it takes longer than d.
+func within(t *testing.T, d time.Duration, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s took more than %v", what, d)
+	}
+}

@@ -62,6 +62,7 @@ func (p *Peer) Batch(ctx context.Context, elems []BatchElem) error {
 		p.forgetAll(ids)
 		return err
 	}
+	defer p.inbound.park(ctx)() // as in Call
 	for i, ch := range chans {
 		if ch == nil {
 			continue

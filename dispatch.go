@@ -14,12 +14,18 @@ import (
 // runners; runners are started on demand and exit when their lane is empty,
 // so an idle Peer holds no goroutine but its read loop. The work waiting in
 // both lanes is bounded by Options.MaxQueued.
+//
+// A calls-lane handler that waits for a reply in a Call or Batch of its own
+// Peer is parked: it gives its slot back while it waits, so that the calls
+// the remote side makes back to this Peer meanwhile can run even when every
+// slot is taken. Parked handlers count against MaxQueued.
 type dispatcher struct {
 	p      *Peer
 	mu     sync.Mutex
 	calls  lane
 	notes  lane
 	queued int
+	parked int // calls-lane handlers waiting for a reply (see park)
 	closed bool
 	idle   chan struct{} // non-nil while draining; closed when no work is left
 	active map[ID]task   // inbound calls queued or running, for cancellation
@@ -71,12 +77,13 @@ func (d *dispatcher) submit(msgs []message, batch bool) bool {
 	if d.idle != nil {
 		return false // draining: take no new work
 	}
-	if l.running >= l.max && d.queued >= d.p.opts.MaxQueued {
+	if l.running >= l.max && d.queued >= d.p.opts.MaxQueued ||
+		d.queued+d.parked >= d.p.opts.MaxQueued {
 		return false
 	}
 	j := job{tasks: make([]task, len(msgs)), batch: batch}
 	for i, m := range msgs {
-		j.tasks[i] = d.newTask(m)
+		j.tasks[i] = d.newTask(m, l == &d.calls)
 	}
 	if l.running < l.max {
 		l.running++
@@ -89,14 +96,24 @@ func (d *dispatcher) submit(msgs []message, batch bool) bool {
 	return true
 }
 
+// parkKey marks the ctx of a calls-lane handler with its dispatcher.
+type parkKey struct{}
+
 // newTask gives a call its own cancellable ctx, registered by id so that a
-// cancel notification can reach it. Called with d.mu held.
-func (d *dispatcher) newTask(m message) task {
+// cancel notification can reach it; in the calls lane, the ctx lets the
+// handler park. Called with d.mu held.
+func (d *dispatcher) newTask(m message, canPark bool) task {
 	t := task{msg: m, ctx: d.p.ctx}
-	if m.invalid != nil || m.req.IsNotification() {
+	if m.invalid != nil {
 		return t
 	}
-	t.ctx, t.cancel = context.WithCancel(d.p.ctx)
+	if canPark {
+		t.ctx = context.WithValue(t.ctx, parkKey{}, d)
+	}
+	if m.req.IsNotification() {
+		return t
+	}
+	t.ctx, t.cancel = context.WithCancel(t.ctx)
 	if d.active == nil {
 		d.active = make(map[ID]task)
 	}
@@ -112,16 +129,53 @@ func (d *dispatcher) run(l *lane, j job) {
 	for {
 		d.p.runJob(j)
 		d.mu.Lock()
-		if len(l.q) == 0 || d.closed {
+		// running exceeds max when parked handlers have taken their
+		// slots back: then this runner leaves the queue to the others.
+		if len(l.q) == 0 || d.closed || l.running > l.max {
 			l.running--
 			d.signalIdle()
 			d.mu.Unlock()
 			return
 		}
-		j = l.q[0]
-		l.q[0] = job{}
-		l.q = l.q[1:]
-		d.queued--
+		j = d.pop(l)
+		d.mu.Unlock()
+	}
+}
+
+// pop takes the first job queued in l. Called with d.mu held.
+func (d *dispatcher) pop(l *lane) job {
+	j := l.q[0]
+	l.q[0] = job{}
+	l.q = l.q[1:]
+	d.queued--
+	return j
+}
+
+// park is called by Call and Batch before they wait for a reply. If ctx is
+// that of a calls-lane handler of this dispatcher, the handler gives its
+// slot back, and a queued job may start in its place; the returned func
+// takes the slot back, which may leave the lane above its limit until a
+// runner finishes its job.
+func (d *dispatcher) park(ctx context.Context) (unpark func()) {
+	if ctx.Value(parkKey{}) != d || ctx.Err() != nil {
+		return func() {}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l := &d.calls
+	l.running--
+	d.parked++
+	// A runner may join the WaitGroup here: while the dispatcher is not
+	// closed, the read loop still holds a count on it.
+	if !d.closed && len(l.q) > 0 && l.running < l.max {
+		l.running++
+		d.p.wg.Add(1)
+		go d.run(l, d.pop(l))
+	}
+	return func() {
+		d.mu.Lock()
+		l.running++
+		d.parked--
 		d.mu.Unlock()
 	}
 }
@@ -140,7 +194,7 @@ func (d *dispatcher) drain() <-chan struct{} {
 
 // signalIdle closes idle if draining and nothing runs. Called with d.mu held.
 func (d *dispatcher) signalIdle() {
-	if d.idle == nil || d.calls.running+d.notes.running > 0 {
+	if d.idle == nil || d.calls.running+d.notes.running+d.parked > 0 {
 		return
 	}
 	select {

@@ -29,6 +29,10 @@ import (
 //     they arrive: it never runs user code and never waits for a handler
 //     slot, so a handler may call back the remote side (even with every slot
 //     busy) without deadlock.
+//   - A handler waiting in a Call or Batch of its own Peer (with its ctx)
+//     gives up its slot until the reply comes, so that nested calls back
+//     into the Peer (A calls B, whose handler calls A, whose handler calls
+//     B...) run even when every slot is busy.
 //   - A handler may call Close; handlers still running then see their ctx
 //     cancelled. A handler must not call Wait, which waits for it.
 //   - Writes are serialised and whole; a failed write ends the connection.
@@ -45,6 +49,7 @@ type Peer struct {
 	nextID    atomic.Int64
 	pending   pendingTable
 	inbound   dispatcher
+	backlog   backlog // the read loop's replies, written by another goroutine
 
 	wg       sync.WaitGroup // the read loop and every goroutine it or goOwned starts
 	readDone chan struct{}
@@ -52,6 +57,7 @@ type Peer struct {
 	mu          sync.Mutex
 	readStopped bool     // no goroutine may join wg any more
 	ended       bool     // end has run the hooks
+	eof         error    // the remote ended its stream cleanly: drain, then end
 	endHooks    []func() // run once the connection has ended
 	endOnce     sync.Once
 	done        chan struct{} // closed when the connection has ended
@@ -197,13 +203,24 @@ func (p *Peer) write(ctx context.Context, msg []byte) error {
 		return p.closedErr()
 	}
 	defer func() { <-p.writeLock }()
+	return p.writeLocked(msg)
+}
+
+// writeLocked is write for a caller that holds the write lock.
+func (p *Peer) writeLocked(msg []byte) error {
 	select {
 	case <-p.done:
 		return p.closedErr()
 	default:
 	}
 	if err := p.conn.Write(p.ctx, msg); err != nil {
-		p.end(fmt.Errorf("write failed: %w", err))
+		p.mu.Lock()
+		cause := p.eof // after a clean end, a failed reply is no new failure
+		p.mu.Unlock()
+		if cause == nil {
+			cause = fmt.Errorf("write failed: %w", err)
+		}
+		p.end(cause)
 		return p.closedErr()
 	}
 	return nil
@@ -217,6 +234,10 @@ func (p *Peer) newID() ID { return ID{raw: strconv.FormatInt(p.nextID.Add(1), 10
 // ctx ends or the connection ends. An error reply is returned as an *Error.
 // When ctx ends first, the call is forgotten (a late reply is dropped) and a
 // cancel notification is sent unless Options.NoCancel.
+//
+// A handler calling its own Peer with its ctx (or one derived from it) gives
+// up its handler slot while it waits for the reply, so that the remote side
+// may call back into this Peer even when every slot is taken.
 func (p *Peer) Call(ctx context.Context, method string, params, result any) error {
 	raw, err := marshalParams(params)
 	if err != nil {
@@ -231,6 +252,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		p.pending.forget(id)
 		return err
 	}
+	defer p.inbound.park(ctx)()
 	select {
 	case resp := <-ch:
 		return p.outcome(resp, result)
@@ -259,17 +281,39 @@ func (p *Peer) outcome(resp *Response, result any) error {
 	return nil
 }
 
-// sendCancel tells the remote side that we stopped waiting for id.
+// sendCancel tells the remote side that we stopped waiting for ids. The
+// writes are made by another goroutine, so that a caller whose ctx has ended
+// returns at once even while the connection is slow to take them; but when
+// the write lock is free, it is taken here and handed over, so that the
+// notifications still go out before anything the caller writes next.
 func (p *Peer) sendCancel(ids ...ID) {
-	if p.opts.NoCancel {
+	if p.opts.NoCancel || len(ids) == 0 {
 		return
 	}
-	for _, id := range ids {
-		params := append(append([]byte(`{"id":`), id.raw...), '}')
-		msg := appendRequest(nil, ID{}, p.opts.CancelMethod, params)
-		if p.write(p.ctx, msg) != nil {
-			return
+	locked := false
+	select {
+	case p.writeLock <- struct{}{}:
+		locked = true
+	default:
+	}
+	started := p.goOwned(func() {
+		if !locked {
+			select {
+			case p.writeLock <- struct{}{}:
+			case <-p.done:
+				return
+			}
 		}
+		defer func() { <-p.writeLock }()
+		for _, id := range ids {
+			params := append(append([]byte(`{"id":`), id.raw...), '}')
+			if p.writeLocked(appendRequest(nil, ID{}, p.opts.CancelMethod, params)) != nil {
+				return
+			}
+		}
+	})
+	if !started && locked { // the connection has ended: nothing to send
+		<-p.writeLock
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Request is an incoming request or notification as a handler sees it.
@@ -152,16 +153,16 @@ func decodeResponse(m *members) message {
 // string message are required.
 func decodeError(raw []byte) (*Error, error) {
 	var w struct {
-		Code    *json.Number    `json:"code"`
+		Code    json.RawMessage `json:"code"` // raw: a json.Number would take "1"
 		Message *string         `json:"message"`
 		Data    json.RawMessage `json:"data"`
 	}
 	if raw[0] != '{' || json.Unmarshal(raw, &w) != nil || w.Code == nil || w.Message == nil {
 		return nil, errors.New("error member is not an error object")
 	}
-	code, err := w.Code.Int64()
+	code, err := strconv.ParseInt(string(w.Code), 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("error code %s is not an integer", *w.Code)
+		return nil, fmt.Errorf("error code %.20s is not an integer", w.Code)
 	}
 	return &Error{Code: code, Message: *w.Message, Data: w.Data}, nil
 }

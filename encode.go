@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -56,10 +57,16 @@ func appendErrorResponse(b []byte, id ID, e *Error) []byte {
 }
 
 // marshalParams encodes params for the wire: nil is omitted, anything else
-// must encode to an object or array.
+// must encode to an object or array. A valid json.RawMessage goes as is.
 func marshalParams(params any) (json.RawMessage, error) {
 	if params == nil {
 		return nil, nil
+	}
+	if raw, ok := params.(json.RawMessage); ok && raw != nil {
+		if t := trimSpace(raw); len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t) {
+			return t, nil // sent as is
+		}
+		return nil, fmt.Errorf("%w, got %.20q", ErrInvalidParams, raw)
 	}
 	raw, err := json.Marshal(params)
 	if err != nil {
@@ -74,10 +81,20 @@ func marshalParams(params any) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// marshalResult encodes a handler's result; nil becomes null.
+// marshalResult encodes a handler's result; nil becomes null and a valid
+// json.RawMessage goes as is.
 func marshalResult(result any) (json.RawMessage, error) {
 	if result == nil {
 		return json.RawMessage("null"), nil
+	}
+	if raw, ok := result.(json.RawMessage); ok {
+		if raw == nil {
+			return json.RawMessage("null"), nil
+		}
+		if !json.Valid(raw) {
+			return nil, errors.New("jsonrpc: result is a json.RawMessage that is not valid JSON")
+		}
+		return raw, nil // sent as is
 	}
 	raw, err := json.Marshal(result)
 	if err != nil {

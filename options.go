@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"log/slog"
+	"time"
 )
 
 // Options configure a Peer. The zero value, and a nil *Options, give the
@@ -12,14 +13,16 @@ type Options struct {
 	Logger *slog.Logger
 
 	// MaxConcurrent bounds the calls (and batches) whose handlers run at
-	// once. Default: 64, which suits I/O-bound handlers.
+	// once; a handler waiting for the reply to a Call it made on its own
+	// Peer does not count. Default: 64, which suits I/O-bound handlers.
 	MaxConcurrent int
 
 	// MaxQueued bounds the inbound calls, batches and notifications waiting
 	// for a handler. When it is reached, a call or batch is answered at once
 	// with a CodeOverloaded error and a notification is dropped and logged;
 	// the Peer never stops reading, so replies to its own calls keep
-	// flowing. Default: 4096.
+	// flowing. Handlers waiting for the reply to a Call they made on their
+	// own Peer count against it too. Default: 4096.
 	MaxQueued int
 
 	// MaxBatch bounds the number of elements in an inbound batch; a longer
@@ -45,6 +48,14 @@ type Options struct {
 	// NoCancel stops the Peer from sending CancelMethod notifications. An
 	// incoming one still cancels its handler.
 	NoCancel bool
+
+	// DrainTimeout bounds how long the Peer keeps serving after the remote
+	// side ends its stream cleanly (io.EOF, as when a client closes a
+	// child's stdin after writing its requests): it stops reading, fails
+	// its own pending calls at once, and lets running and queued handlers
+	// finish and write their replies, for at most DrainTimeout, before it
+	// ends. Default: 1 s. A negative value ends the Peer at once.
+	DrainTimeout time.Duration
 
 	// MapError turns a handler's error into the error object sent back.
 	// Default: DefaultMapError, which sends an *Error as is and hides the
@@ -75,6 +86,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.CancelMethod == "" {
 		c.CancelMethod = "$/cancelRequest"
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = time.Second
 	}
 	if c.MapError == nil {
 		c.MapError = DefaultMapError

@@ -4,11 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"sync"
+	"time"
 )
 
 // readLoop reads messages until the connection ends. It routes replies to
 // the pending table, answers malformed input, and hands requests to the
-// dispatcher; it never runs user code and never waits for a handler.
+// dispatcher; it never runs user code and never waits for a handler or a
+// write.
 func (p *Peer) readLoop() {
 	defer p.wg.Done()
 	defer close(p.readDone)
@@ -27,11 +31,35 @@ func (p *Peer) readLoop() {
 				p.replyNow(appendErrorResponse(nil, NullID(), e))
 				continue
 			}
+			if errors.Is(err, io.EOF) {
+				p.drain(err)
+				return
+			}
 			p.end(fmt.Errorf("read failed: %w", err))
 			return
 		}
 		p.route(data)
 	}
+}
+
+// drain ends the Peer after the remote side ended its stream cleanly, once
+// the inbound work already read has been served (see Options.DrainTimeout).
+func (p *Peer) drain(eof error) {
+	p.mu.Lock()
+	p.eof = eof
+	p.mu.Unlock()
+	p.pending.close(fmt.Errorf("%w: %w", ErrClosed, eof)) // nobody will answer them
+	if p.opts.DrainTimeout > 0 {
+		t := time.NewTimer(p.opts.DrainTimeout)
+		defer t.Stop()
+		select {
+		case <-p.inbound.drain():
+		case <-p.done:
+		case <-t.C:
+			p.log.Warn("jsonrpc: handlers still running after the remote ended; cancelling them")
+		}
+	}
+	p.end(eof)
 }
 
 // route handles one incoming message, element by element.
@@ -102,9 +130,62 @@ func (p *Peer) overloaded(work []message, batch bool) {
 	}
 }
 
-// replyNow writes a reply from the read loop.
+// maxBacklog bounds the bytes of read-loop replies waiting to be written.
+const maxBacklog = 1 << 20
+
+// backlog holds the replies the read loop makes (refusals, and the answers
+// to messages too large and batches too long) until a goroutine started on
+// demand writes them. The read loop never writes itself: two Peers whose
+// read loops both waited to write their refusals to each other would both
+// stop reading, for good.
+type backlog struct {
+	mu      sync.Mutex
+	msgs    [][]byte
+	size    int  // bytes in msgs
+	writing bool // a goroutine is writing msgs
+}
+
+// replyNow queues a reply from the read loop for writing. Should the remote
+// side leave maxBacklog bytes of them unread, more are dropped and logged
+// rather than held or waited for.
 func (p *Peer) replyNow(msg []byte) {
-	_ = p.write(p.ctx, msg) // a failed write ends the Peer, which says why
+	b := &p.backlog
+	b.mu.Lock()
+	if b.size+len(msg) > maxBacklog {
+		b.mu.Unlock()
+		p.log.Warn("jsonrpc: the remote side does not read its replies; dropped one", "bytes", len(msg))
+		return
+	}
+	b.msgs = append(b.msgs, msg)
+	b.size += len(msg)
+	start := !b.writing
+	b.writing = true
+	b.mu.Unlock()
+	if start && !p.goOwned(p.writeBacklog) {
+		b.mu.Lock() // the connection has ended: nothing will be written
+		b.msgs, b.size, b.writing = nil, 0, false
+		b.mu.Unlock()
+	}
+}
+
+// writeBacklog writes the backlog until it is empty. Once the connection has
+// ended, each write fails at once, so it empties quickly.
+func (p *Peer) writeBacklog() {
+	b := &p.backlog
+	for {
+		b.mu.Lock()
+		if len(b.msgs) == 0 {
+			b.writing = false
+			b.mu.Unlock()
+			return
+		}
+		msg := b.msgs[0]
+		b.msgs[0] = nil
+		b.msgs = b.msgs[1:]
+		b.size -= len(msg)
+		b.mu.Unlock()
+		_ = p.write(p.ctx, msg) // a failed write ends the Peer, which says why
+	}
 }
 
 // cancelID returns the id named by cancel params {"id": ID}.

@@ -1,0 +1,115 @@
+// Command conformance is the interop contract of this module: a JSON-RPC 2.0
+// server with a fixed set of methods (see methods.go) that black-box suites
+// drive over a transport.
+//
+// Run it over its standard input and output:
+//
+//	go run ./examples/conformance -transport stdio -framing header
+//	go run ./examples/conformance -framing line
+//
+// -transport defaults to stdio and -framing to header (LSP-style
+// Content-Length headers; line is newline-delimited JSON). It logs to
+// standard error only, at the level -log sets (debug, info, warn or off;
+// default warn).
+//
+// The server exits with status 0 when its standard input closes, once the
+// calls it has already read have been answered (for at most 1 s; see
+// jsonrpc.Options.DrainTimeout), so `printf '…' | conformance` gets its
+// replies. Usage errors exit with status 2, a connection that fails (such
+// as input ending inside a message) with 1.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/stdio"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+
+// run parses args, serves one connection and returns the exit status.
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	transport := fs.String("transport", "stdio", "transport: stdio")
+	framing := fs.String("framing", "header", "stdio framing: header or line")
+	level := fs.String("log", "warn", "log level on stderr: debug, info, warn or off")
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "conformance: "+format+"\n", a...)
+		fs.Usage()
+		return 2
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return usage("unexpected arguments: %q", fs.Args())
+	}
+	log, err := newLogger(stderr, *level)
+	if err != nil {
+		return usage("%v", err)
+	}
+
+	ctx := context.Background()
+	switch *transport {
+	case "stdio":
+		var f stdio.Framing
+		switch *framing {
+		case "header":
+			f = stdio.Header
+		case "line":
+			f = stdio.Line
+		default:
+			return usage("unknown framing %q (want header or line)", *framing)
+		}
+		err = serve(ctx, stdio.Stdio(&stdio.Options{Framing: f}), log)
+	default:
+		return usage("unknown transport %q (want stdio)", *transport)
+	}
+	if err != nil {
+		log.Error("conformance: connection failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// serve runs the conformance methods on conn until the connection ends or
+// ctx is done, and waits for every handler to return. Every transport goes
+// through it.
+func serve(ctx context.Context, conn jsonrpc.Conn, log *slog.Logger) error {
+	peer := jsonrpc.NewPeer(conn, newMux(), &jsonrpc.Options{Logger: log})
+	stop := context.AfterFunc(ctx, func() { peer.Close() })
+	defer stop()
+	log.Info("conformance: serving")
+	err := peer.Wait()
+	log.Info("conformance: connection ended", "err", err)
+	return err
+}
+
+// newLogger returns a text logger on w at the named level.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	switch level {
+	case "off":
+		return slog.New(slog.DiscardHandler), nil
+	case "debug":
+		l = slog.LevelDebug
+	case "info":
+		l = slog.LevelInfo
+	case "warn":
+		l = slog.LevelWarn
+	default:
+		return nil, fmt.Errorf("unknown log level %q (want debug, info, warn or off)", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

@@ -61,10 +61,15 @@ func NewConn(c *websocket.Conn, opts *Options) *Conn {
 	return conn
 }
 
-// Read returns the next text message. A normal closure by the other side is
-// io.EOF, a clean end.
-func (c *Conn) Read(ctx context.Context) ([]byte, error) {
-	typ, data, err := c.ws.Read(ctx)
+// Read returns the next text message. A normal closure (1000) by the other
+// side is io.EOF, a clean end; any other ending is an error.
+//
+// Read does not use ctx: a Peer cancels its lifetime context before it
+// closes the Conn, and coder/websocket drops the TCP connection the moment a
+// Read's context ends, which would lose the close frame that Close sends.
+// Close unblocks Read instead.
+func (c *Conn) Read(_ context.Context) ([]byte, error) {
+	typ, data, err := c.ws.Read(context.Background())
 	if err != nil {
 		return nil, c.readError(err)
 	}
@@ -88,6 +93,10 @@ func (c *Conn) readError(err error) error {
 		return fmt.Errorf("%w: %w", io.EOF, err)
 	case errors.Is(err, websocket.ErrMessageTooBig):
 		return fmt.Errorf("ws: incoming message over the size limit, closed with status 1009: %w", err)
+	case errors.Is(err, io.EOF):
+		// The stream ended without a close frame (1006, abnormal closure):
+		// not a clean end, so io.EOF must not stay in the chain.
+		return fmt.Errorf("ws: connection lost without a close frame: %v", err)
 	default:
 		return fmt.Errorf("ws: %w", err)
 	}
@@ -97,15 +106,37 @@ func (c *Conn) readError(err error) error {
 // WriteTimeout, if set, bounds the write, and a write cut short closes the
 // connection.
 func (c *Conn) Write(ctx context.Context, msg []byte) error {
-	if c.writeTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.writeTimeout)
-		defer cancel()
+	if err := ctx.Err(); err != nil {
+		// The Peer is ending (a handler woken by its cancellation may still
+		// reply). coder/websocket would drop the connection at once, and
+		// with it the close frame that Close is about to send.
+		return fmt.Errorf("ws: %w", err)
 	}
-	if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("ws: write took longer than %v: %w", c.writeTimeout, err)
+	if c.writeTimeout <= 0 {
+		if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+			return fmt.Errorf("ws: %w", err)
 		}
+		return nil
+	}
+	// The timeout is recorded as the cause before coder/websocket sees ctx
+	// end and drops the connection, so that the read loop, which sees the
+	// drop too, reports the timeout and not a closed connection.
+	timeout := fmt.Errorf("ws: write took longer than %v: %w", c.writeTimeout, context.DeadlineExceeded)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	timer := time.AfterFunc(c.writeTimeout, func() {
+		c.fail(timeout)
+		cancel()
+	})
+	err := c.ws.Write(ctx, websocket.MessageText, msg)
+	if !timer.Stop() {
+		// Timed out, even if the write got through at the last moment: the
+		// cause may be recorded already, so the connection ends either way.
+		c.fail(timeout)
+		c.ws.CloseNow()
+		return timeout
+	}
+	if err != nil {
 		return fmt.Errorf("ws: %w", err)
 	}
 	return nil
@@ -113,7 +144,10 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 
 // Close closes the connection with a close handshake: status 1000 (normal
 // closure) unless SetCloseStatus chose another. It stops the keepalive and
-// waits for it.
+// waits for it. A handshake that the other side does not answer (it is
+// alive but not reading) is given up by coder/websocket after about 5 s; a
+// write blocked at that moment has already been cut short by the end of the
+// Peer's lifetime context.
 func (c *Conn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {

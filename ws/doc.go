@@ -21,9 +21,11 @@
 // closes it with status 1009 (message too big); a peer that stops answering
 // pings is found within PingInterval+PingTimeout and its Peer ends with a
 // cause wrapping ErrKeepalive; a normal closure (1000) is a clean end, so
-// the Peer's Wait returns nil. The read loop reads with the Peer's lifetime
-// context only, because coder/websocket closes the whole connection when a
-// Read or Write context ends.
+// the Peer's Wait returns nil, while any other ending (another status, or
+// the connection lost without a close frame) is an error. Writes use the
+// Peer's lifetime context only, because coder/websocket closes the whole
+// connection when a Read or Write context ends; reads use no context at all,
+// so that closing a Peer still sends its close frame.
 //
 // Browsers: by default a Server accepts only same-origin requests (and
 // requests without an Origin header, which browsers always send), which

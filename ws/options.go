@@ -36,7 +36,8 @@ type Options struct {
 	PingTimeout time.Duration
 
 	// WriteTimeout, if positive, bounds each write: a remote that does not
-	// read for that long ends the connection. Default: no bound.
+	// read for that long ends the connection, with a cause wrapping
+	// context.DeadlineExceeded. Default: no bound.
 	WriteTimeout time.Duration
 
 	// Compression negotiates permessage-deflate (without context takeover,

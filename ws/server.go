@@ -40,8 +40,9 @@ type Server struct {
 	// upgrade request gets HTTP 503. Default: 10000.
 	MaxConnections int
 
-	// OnConnect, if set, is called with each new Peer before it serves,
-	// for example to add it to a jsonrpc.Group. The Peer leaves any Group
+	// OnConnect, if set, is called with each new Peer before its handlers
+	// run (requests that arrive meanwhile wait), for example to add it to
+	// a jsonrpc.Group. The Peer leaves any Group
 	// by itself when its connection ends.
 	OnConnect func(p *jsonrpc.Peer, r *http.Request)
 
@@ -65,7 +66,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept has answered the request
 	}
-	p := jsonrpc.NewPeer(c, s.Handler, s.Options.Peer)
+	h := s.Handler
+	var ready chan struct{}
+	if s.OnConnect != nil {
+		// Requests that arrive before OnConnect has returned wait for it,
+		// so the setup it does is in place for every handler.
+		ready = make(chan struct{})
+		h = gated{h: h, ready: ready}
+	}
+	p := jsonrpc.NewPeer(c, h, s.Options.Peer)
 	if !s.track(p, c) {
 		c.SetCloseStatus(websocket.StatusGoingAway, "server shutting down")
 		p.Close()
@@ -74,6 +83,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.untrack(p)
 	if s.OnConnect != nil {
 		s.OnConnect(p, r)
+		close(ready)
 	}
 	p.Wait()
 }
@@ -169,4 +179,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.wg.Wait()
 	return err
+}
+
+// gated holds requests back until ready is closed.
+type gated struct {
+	h     jsonrpc.Handler
+	ready <-chan struct{}
+}
+
+func (g gated) ServeRPC(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	select {
+	case <-g.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if g.h == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
+	}
+	return g.h.ServeRPC(ctx, req)
 }

@@ -1,0 +1,183 @@
+// End-to-end test of the realtime demo: two headless Chromium pages on the
+// same board, each asserting what it shows. TestBrowser runs it:
+//
+//   node browser.mjs http://127.0.0.1:PORT/
+//
+// Environment: CHROMIUM_PATH, the browser (default /usr/bin/chromium);
+// SCREENSHOT, a .png path for a side-by-side picture of both pages.
+// Exits 0 when every check passed, 1 on a failed check, 2 on bad usage and
+// 3 when the whole run took longer than its hard timeout.
+import { chromium } from 'playwright-core';
+
+const url = process.argv[2];
+if (!url) {
+  console.error('usage: node browser.mjs http://127.0.0.1:PORT/');
+  process.exit(2);
+}
+const HARD_TIMEOUT_MS = 60_000;
+const STEP_TIMEOUT_MS = 10_000;
+const hardTimeout = setTimeout(() => {
+  console.error(`FAIL: hard timeout: the run took over ${HARD_TIMEOUT_MS / 1000}s`);
+  process.exit(3);
+}, HARD_TIMEOUT_MS);
+
+let step = 'start';
+const pageErrors = [];
+
+// expect waits until fn(arg) is true in the page, or fails with what the
+// page shows instead.
+async function expect(page, who, what, fn, arg) {
+  step = `${who}: ${what}`;
+  try {
+    await page.waitForFunction(fn, arg, { timeout: STEP_TIMEOUT_MS });
+  } catch (e) {
+    const shown = await page.evaluate(() => ({
+      notes: [...document.querySelectorAll('[data-test=note]')].map((n) => n.innerText.replace(/\s+/g, ' ')),
+      error: document.getElementById('error').hidden ? null : document.getElementById('error').textContent,
+      activity: document.getElementById('activity').textContent,
+      stats: document.getElementById('stats').innerText.replace(/\s+/g, ' '),
+      status: document.getElementById('status').textContent,
+    })).catch(() => 'page unavailable');
+    throw new Error(`${step}: not seen within ${STEP_TIMEOUT_MS} ms (${e.message.split('\n')[0]})\n  page shows: ${JSON.stringify(shown)}`);
+  }
+  console.log(`ok  ${step}`);
+}
+
+// In-page predicates.
+const hasNote = ([text, author]) => [...document.querySelectorAll('[data-test=note]')].some((n) =>
+  n.querySelector('[data-test=note-text]').textContent === text &&
+  n.querySelector('[data-test=note-author]').textContent === author);
+const noteLikes = ([text, likes]) => [...document.querySelectorAll('[data-test=note]')].some((n) =>
+  n.querySelector('[data-test=note-text]').textContent === text &&
+  n.querySelector('[data-test=likes]').textContent === String(likes));
+const errorShows = (text) => {
+  const box = document.getElementById('error');
+  return !box.hidden && box.checkVisibility() && box.textContent.includes(text);
+};
+const errorHidden = () => document.getElementById('error').hidden;
+const stats = ([notes, online, posted]) =>
+  document.getElementById('stat-notes').textContent === String(notes) &&
+  document.getElementById('stat-online').textContent === String(online) &&
+  document.getElementById('stat-posted').textContent === String(posted);
+const textIs = ([id, text]) => document.getElementById(id).textContent.includes(text);
+const wireHas = ([dir, kind, label]) => [...document.querySelectorAll('#wire li')].some((li) =>
+  li.dataset.dir === dir && li.dataset.kind === kind && li.querySelector('b').textContent.includes(label));
+const noteCount = (n) => document.querySelectorAll('[data-test=note]').length === n;
+
+async function openPage(context, who, name) {
+  const page = await context.newPage();
+  page.on('pageerror', (e) => pageErrors.push(`${who}: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`${who}: console: ${m.text()}`); });
+  step = `${who}: load ${url}`;
+  await page.goto(url);
+  await expect(page, who, 'connected and loaded the board with one batch', () => document.body.dataset.ready === 'true');
+  await expect(page, who, 'got a default guest name', () => /^guest-\d{4}$/.test(document.getElementById('name').value));
+  await page.fill('#name', name);
+  return page;
+}
+
+async function post(page, text) {
+  await page.fill('#text', text);
+  await page.click('#post');
+}
+
+let browser;
+let failed = false;
+try {
+  const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+  step = `launch ${executablePath}`;
+  browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    timeout: 30_000,
+    // playwright gives the browser a fresh temporary profile (user data dir).
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  console.log(`ok  launched Chromium ${browser.version()}`);
+  const context = await browser.newContext({ viewport: { width: 760, height: 900 } });
+  context.setDefaultTimeout(STEP_TIMEOUT_MS);
+
+  // Page A alone: its batch on load shows an empty board.
+  const a = await openPage(context, 'A', 'alice');
+  await expect(a, 'A', 'stats from the batch: 0 notes, 1 page online', stats, [0, 1, 0]);
+  await expect(a, 'A', 'the batch went out as one JSON array', wireHas, ['out', 'batch', 'board.list, board.stats']);
+
+  // A posts: the result is the note, signed with the name the server got
+  // by calling page.name on A.
+  await post(a, 'First note, from A');
+  await expect(a, 'A', 'its note signed "alice"', hasNote, ['First note, from A', 'alice']);
+  await expect(a, 'A', 'the server called page.name on the page', wireHas, ['in', 'call', 'page.name']);
+  await expect(a, 'A', 'the page answered the server', wireHas, ['out', 'reply', '']);
+
+  // Page B opens: its batch on load renders A's note and the stats.
+  const b = await openPage(context, 'B', 'bob');
+  await expect(b, 'B', 'A\'s note loaded by the batch, with A\'s name', hasNote, ['First note, from A', 'alice']);
+  await expect(b, 'B', 'stats: 1 note, 2 pages online, 1 posted', stats, [1, 2, 1]);
+  await expect(a, 'A', 'pushed stats: 2 pages online', stats, [1, 2, 1]);
+
+  // A posts again: B sees it live, with A's author name.
+  await post(a, 'Hello B, live!');
+  await expect(b, 'B', 'A\'s live note with author "alice"', hasNote, ['Hello B, live!', 'alice']);
+  await expect(b, 'B', 'the board.posted notification on the wire', wireHas, ['in', 'notification', 'board.posted']);
+  await expect(b, 'B', 'activity line', textIs, ['activity', 'alice posted a note']);
+
+  // B triggers the application error, both ways, and sees the message.
+  await post(b, '   ');
+  await expect(b, 'B', 'error -32010 for an empty note', errorShows, 'note text must be 1..140 characters (error -32010)');
+
+  // B posts for real: its error goes away, and A sees bob's note.
+  await post(b, 'Hi A, this is B');
+  await expect(b, 'B', 'error cleared after a good post', errorHidden);
+  await expect(a, 'A', 'B\'s live note with author "bob"', hasNote, ['Hi A, this is B', 'bob']);
+
+  // A likes B's note: both pages show the count.
+  step = 'A: like B\'s note';
+  await a.locator('[data-test=note]', { hasText: 'Hi A, this is B' }).locator('[data-test=like]').click();
+  await expect(a, 'A', 'its like counted', noteLikes, ['Hi A, this is B', 1]);
+  await expect(b, 'B', 'A\'s like live', noteLikes, ['Hi A, this is B', 1]);
+  await expect(a, 'A', 'stats: 3 notes, 3 posted', stats, [3, 2, 3]);
+
+  // B tries a note one character too long.
+  await b.fill('#text', 'x'.repeat(141));
+  await expect(b, 'B', 'the counter warns at 141/140', textIs, ['count', '141/140']);
+  await b.click('#post');
+  await expect(b, 'B', 'error -32010 for a 141-character note', errorShows, 'note text must be 1..140 characters (error -32010)');
+  await expect(b, 'B', 'the error reply on the wire', wireHas, ['in', 'error', '']);
+  await expect(a, 'A', 'no error on the other page', errorHidden);
+
+  if (process.env.SCREENSHOT) {
+    step = 'screenshot';
+    const shots = [await a.screenshot(), await b.screenshot()].map((png) => `data:image/png;base64,${png.toString('base64')}`);
+    const both = await context.newPage();
+    await both.setViewportSize({ width: 1540, height: 900 });
+    await both.setContent(`<body style="margin:0;display:flex;gap:20px;background:#555">${shots.map((src) => `<img src="${src}">`).join('')}</body>`);
+    await both.screenshot({ path: process.env.SCREENSHOT });
+    console.log(`ok  screenshot of both pages written to ${process.env.SCREENSHOT}`);
+  }
+
+  // B clears the board; the server tells A who did.
+  step = 'B: clear the board';
+  await b.click('#clear');
+  await expect(b, 'B', 'its board empty', noteCount, 0);
+  await expect(b, 'B', 'its error cleared', errorHidden);
+  await expect(a, 'A', 'board cleared live', noteCount, 0);
+  await expect(a, 'A', 'told who cleared it', textIs, ['activity', 'bob cleared the board']);
+  await expect(a, 'A', 'stats: 0 notes, 3 posted', stats, [0, 2, 3]);
+
+  // B leaves: A sees one page online.
+  step = 'B: close';
+  await b.close();
+  await expect(a, 'A', 'pushed stats: 1 page online', stats, [0, 1, 3]);
+
+  if (pageErrors.length > 0) throw new Error(`errors in the pages:\n  ${pageErrors.join('\n  ')}`);
+  console.log('PASS: two pages shared one board');
+} catch (e) {
+  failed = true;
+  console.error(`FAIL at step "${step}": ${e.stack || e}`);
+  if (pageErrors.length > 0) console.error(`errors in the pages:\n  ${pageErrors.join('\n  ')}`);
+} finally {
+  await browser?.close().catch(() => {});
+  clearTimeout(hardTimeout);
+}
+process.exit(failed ? 1 : 0);

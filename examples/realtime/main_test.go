@@ -1,0 +1,304 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/ws"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// startServer serves the demo on a free loopback port until the test ends
+// and returns its base URL, http://127.0.0.1:PORT/.
+func startServer(t *testing.T) string {
+	t.Helper()
+	ln, err := listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, ln, slog.New(slog.NewTextHandler(t.Output(), nil))) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return pageURL(ln.Addr())
+}
+
+// page is a Go stand-in for a browser page: a Peer dialled to /rpc that
+// answers page.name and records the notifications the server pushes.
+type page struct {
+	*jsonrpc.Peer
+	posted  chan Note
+	liked   chan Note
+	cleared chan string
+	stats   chan Stats
+	version int64 // of the last stats statsUntil read
+}
+
+func dialPage(t *testing.T, base, name string) *page {
+	t.Helper()
+	pg := &page{
+		posted:  make(chan Note, 100),
+		liked:   make(chan Note, 100),
+		cleared: make(chan string, 100),
+		stats:   make(chan Stats, 100),
+	}
+	mux := jsonrpc.NewMux()
+	if name != "" { // a page without name answers page.name with -32601
+		jsonrpc.Register(mux, "page.name", func(context.Context, any) (string, error) { return name, nil })
+	}
+	notify := func(method string, ch chan Note) {
+		jsonrpc.Register(mux, method, func(_ context.Context, n Note) (any, error) { ch <- n; return nil, nil })
+	}
+	notify("board.posted", pg.posted)
+	notify("board.liked", pg.liked)
+	jsonrpc.Register(mux, "board.cleared", func(_ context.Context, p struct{ By string }) (any, error) {
+		pg.cleared <- p.By
+		return nil, nil
+	})
+	jsonrpc.Register(mux, "board.stats", func(_ context.Context, s Stats) (any, error) { pg.stats <- s; return nil, nil })
+
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	p, err := ws.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"rpc", mux, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg.Peer = p
+	t.Cleanup(func() { p.Close(); p.Wait() })
+	return pg
+}
+
+// next waits for the next value on ch.
+func next[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+// statsUntil reads pushed stats until ok accepts one, checking that their
+// versions grow.
+func statsUntil(t *testing.T, pg *page, ok func(Stats) bool) Stats {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case s := <-pg.stats:
+			if s.Version <= pg.version {
+				t.Fatalf("pushed stats version %d after %d", s.Version, pg.version)
+			}
+			pg.version = s.Version
+			if ok(s) {
+				return s
+			}
+		case <-deadline:
+			t.Fatal("timed out waiting for the expected board.stats notification")
+		}
+	}
+}
+
+func TestBoard(t *testing.T) {
+	base := startServer(t)
+	ctx := t.Context()
+	alice := dialPage(t, base, "  alice  ")
+	bob := dialPage(t, base, "bob")
+	statsUntil(t, alice, func(s Stats) bool { return s.Online == 2 }) // pushed by the Group on join
+
+	t.Run("post", func(t *testing.T) {
+		var note Note
+		if err := alice.Call(ctx, "board.post", map[string]string{"text": " hello board "}, &note); err != nil {
+			t.Fatal(err)
+		}
+		// The server called page.name on alice's page to sign the note.
+		if note.ID == 0 || note.Text != "hello board" || note.Author != "alice" {
+			t.Fatalf("posted note = %+v", note)
+		}
+		if got := next(t, bob.posted, "board.posted on bob"); got != note {
+			t.Fatalf("bob was told %+v, want %+v", got, note)
+		}
+		// Alice renders her note from the result, so the Group skips her:
+		// her queue holds the stats push that followed, not the note.
+		statsUntil(t, alice, func(s Stats) bool { return s.Posted == 1 })
+		select {
+		case n := <-alice.posted:
+			t.Fatalf("the poster was notified of her own note %+v", n)
+		default:
+		}
+	})
+
+	t.Run("text errors", func(t *testing.T) {
+		for _, text := range []string{"", "   ", strings.Repeat("x", 141)} {
+			err := bob.Call(ctx, "board.post", map[string]string{"text": text}, nil)
+			var e *jsonrpc.Error
+			if !errors.As(err, &e) || e.Code != -32010 || e.Message != "note text must be 1..140 characters" {
+				t.Errorf("post %q: err = %v, want code -32010", text, err)
+			}
+		}
+		var note Note // 140 runes of two bytes each is fine
+		if err := bob.Call(ctx, "board.post", map[string]string{"text": strings.Repeat("é", 140)}, &note); err != nil {
+			t.Fatal(err)
+		}
+		if note.Author != "bob" {
+			t.Fatalf("author = %q, want bob", note.Author)
+		}
+		next(t, alice.posted, "board.posted on alice")
+	})
+
+	t.Run("page without page.name is anonymous", func(t *testing.T) {
+		anonPage := dialPage(t, base, "")
+		var note Note
+		if err := anonPage.Call(ctx, "board.post", map[string]int{"text": 5}, nil); !errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams}) {
+			t.Fatalf("post with a number for text: %v, want Invalid params", err)
+		}
+		if err := anonPage.Call(ctx, "board.post", map[string]string{"text": "who am I"}, &note); err != nil {
+			t.Fatal(err)
+		}
+		if note.Author != "anonymous" {
+			t.Fatalf("author = %q, want anonymous", note.Author)
+		}
+		next(t, alice.posted, "board.posted on alice")
+		next(t, bob.posted, "board.posted on bob")
+		anonPage.Close()
+		statsUntil(t, alice, func(s Stats) bool { return s.Online == 2 && s.Posted == 3 })
+	})
+
+	t.Run("batch", func(t *testing.T) {
+		var notes []Note
+		var stats Stats
+		batch := []jsonrpc.BatchElem{
+			{Method: "board.list", Result: &notes},
+			{Method: "board.stats", Result: &stats},
+			{Method: "board.like", Params: map[string]int{"id": 999}},
+		}
+		if err := bob.Batch(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		if batch[0].Error != nil || batch[1].Error != nil {
+			t.Fatal(batch[0].Error, batch[1].Error)
+		}
+		if len(notes) != 3 || notes[0].Text != "hello board" || notes[2].Author != "anonymous" {
+			t.Fatalf("board.list = %+v", notes)
+		}
+		if want := (Stats{Notes: 3, Posted: 3, Online: 2, Version: stats.Version}); stats != want || stats.Version == 0 {
+			t.Fatalf("board.stats = %+v, want %+v", stats, want)
+		}
+		if !errors.Is(batch[2].Error, &jsonrpc.Error{Code: CodeNoSuchID}) {
+			t.Fatalf("like of an unknown note: %v", batch[2].Error)
+		}
+	})
+
+	t.Run("like", func(t *testing.T) {
+		var liked Note
+		if err := bob.Call(ctx, "board.like", map[string]int{"id": 1}, &liked); err != nil {
+			t.Fatal(err)
+		}
+		if liked.ID != 1 || liked.Likes != 1 {
+			t.Fatalf("liked = %+v", liked)
+		}
+		if got := next(t, alice.liked, "board.liked on alice"); got != liked {
+			t.Fatalf("alice was told %+v, want %+v", got, liked)
+		}
+	})
+
+	t.Run("clear", func(t *testing.T) {
+		var res struct{ Cleared int }
+		if err := bob.Call(ctx, "board.clear", nil, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Cleared != 3 {
+			t.Fatalf("cleared %d notes, want 3", res.Cleared)
+		}
+		if by := next(t, alice.cleared, "board.cleared on alice"); by != "bob" {
+			t.Fatalf("cleared by %q, want bob", by)
+		}
+		statsUntil(t, alice, func(s Stats) bool { return s.Notes == 0 && s.Posted == 3 })
+	})
+
+	t.Run("leave", func(t *testing.T) {
+		bob.Close()
+		statsUntil(t, alice, func(s Stats) bool { return s.Online == 1 })
+	})
+}
+
+// TestStatic checks that the embedded page is served next to /rpc.
+func TestStatic(t *testing.T) {
+	base := startServer(t)
+	for path, want := range map[string]string{
+		"":          `<script type="module" src="app.js">`,
+		"app.js":    `from './rpc.js'`,
+		"rpc.js":    "export class Peer",
+		"style.css": ".note",
+	} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("GET /%s: %s, body lacks %q", path, resp.Status, want)
+		}
+		if strings.HasSuffix(path, ".js") && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/javascript") {
+			t.Errorf("GET /%s: Content-Type %q; modules need text/javascript", path, resp.Header.Get("Content-Type"))
+		}
+	}
+	// A browser on another site may not connect to /rpc.
+	req, _ := http.NewRequest("GET", base+"rpc", nil)
+	for k, v := range map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Origin": "http://evil.example"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-origin upgrade: %s, want 403", resp.Status)
+	}
+}
+
+// TestListenBusy checks the message a newcomer sees when the port is taken.
+func TestListenBusy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, err = listen(ln.Addr().String())
+	if err == nil || !strings.Contains(err.Error(), "already in use") || !strings.Contains(err.Error(), "-addr") {
+		t.Fatalf("listen on a busy port: %v", err)
+	}
+}
+
+func TestPageURL(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:8080": "http://127.0.0.1:8080/",
+		"0.0.0.0:80":     "http://localhost:80/",
+		"[::1]:9":        "http://[::1]:9/",
+	} {
+		a, _ := net.ResolveTCPAddr("tcp", addr)
+		if got := pageURL(a); got != want {
+			t.Errorf("pageURL(%s) = %s, want %s", addr, got, want)
+		}
+	}
+}

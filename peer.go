@@ -208,10 +208,8 @@ func (p *Peer) write(ctx context.Context, msg []byte) error {
 
 // writeLocked is write for a caller that holds the write lock.
 func (p *Peer) writeLocked(msg []byte) error {
-	select {
-	case <-p.done:
+	if p.ctx.Err() != nil { // ending: a handler woken by it sends nothing more
 		return p.closedErr()
-	default:
 	}
 	if err := p.conn.Write(p.ctx, msg); err != nil {
 		p.mu.Lock()

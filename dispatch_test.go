@@ -1,0 +1,157 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The issue requires that, with the defaults, 20 calls each taking 300 ms
+// finish in well under the 6 s they would take one at a time, and so does a
+// batch of 10. The bound has a large margin: it checks concurrency, not
+// speed.
+func TestDefaultsRunCallsConcurrently(t *testing.T) {
+	a, _ := newPair(t, nil, mux(t, map[string]HandlerFunc{"sleep": sleeper}), nil, nil)
+	ctx := testCtx(t, wait)
+	t.Run("20 calls", func(t *testing.T) {
+		start := time.Now()
+		var wg sync.WaitGroup
+		errs := make(chan error, 20)
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- a.Call(ctx, "sleep", []int{300}, nil)
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Error(err)
+			}
+		}
+		if d := time.Since(start); d >= 1500*time.Millisecond {
+			t.Errorf("20 concurrent 300 ms calls took %v", d)
+		}
+	})
+	t.Run("batch of 10", func(t *testing.T) {
+		elems := make([]BatchElem, 10)
+		for i := range elems {
+			elems[i] = BatchElem{Method: "sleep", Params: []int{300}}
+		}
+		start := time.Now()
+		if err := a.Batch(ctx, elems); err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range elems {
+			if e.Error != nil {
+				t.Errorf("element %d: %v", i, e.Error)
+			}
+		}
+		if d := time.Since(start); d >= 1500*time.Millisecond {
+			t.Errorf("a batch of 10 300 ms calls took %v", d)
+		}
+	})
+}
+
+// overlapProbe records the order handlers entered in and the most that ran
+// at once.
+type overlapProbe struct {
+	mu      sync.Mutex
+	order   []int
+	running int
+	most    int
+}
+
+func (o *overlapProbe) enter(seq int) {
+	o.mu.Lock()
+	o.order = append(o.order, seq)
+	o.running++
+	o.most = max(o.most, o.running)
+	o.mu.Unlock()
+}
+
+func (o *overlapProbe) leave() {
+	o.mu.Lock()
+	o.running--
+	o.mu.Unlock()
+}
+
+func (o *overlapProbe) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.order)
+}
+
+// TestNotificationsInOrder: by default notifications run one at a time in
+// arrival order, even while calls are being served.
+func TestNotificationsInOrder(t *testing.T) {
+	var probe overlapProbe
+	h := mux(t, map[string]HandlerFunc{
+		"seq": func(_ context.Context, req *Request) (any, error) {
+			var s []int
+			json.Unmarshal(req.Params, &s)
+			probe.enter(s[0])
+			defer probe.leave()
+			time.Sleep(100 * time.Microsecond) // widen any overlap
+			return nil, nil
+		},
+		"sleep": sleeper,
+	})
+	a, _ := newPair(t, nil, h, nil, nil)
+	ctx := testCtx(t, wait)
+	const n = 200
+	var calls sync.WaitGroup
+	for i := range n {
+		if i%20 == 0 {
+			calls.Add(1)
+			go func() { defer calls.Done(); a.Call(ctx, "sleep", []int{1}, nil) }()
+		}
+		if err := a.Notify(ctx, "seq", []int{i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls.Wait()
+	eventually(t, "200 notifications", func() bool { return probe.count() == n })
+	probe.mu.Lock()
+	defer probe.mu.Unlock()
+	if probe.most != 1 {
+		t.Errorf("up to %d notification handlers ran at once, want 1", probe.most)
+	}
+	for i, s := range probe.order {
+		if s != i {
+			t.Fatalf("notification %d handled at position %d: order %v", s, i, probe.order)
+		}
+	}
+}
+
+// TestConcurrentNotifications: with the option, two notifications whose
+// handlers each wait for the other both run.
+func TestConcurrentNotifications(t *testing.T) {
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	both := make(chan struct{})
+	go func() { arrived.Wait(); close(both) }()
+	var ok atomic.Int64
+	h := mux(t, map[string]HandlerFunc{"meet": func(ctx context.Context, _ *Request) (any, error) {
+		arrived.Done()
+		select {
+		case <-both:
+			ok.Add(1)
+		case <-ctx.Done():
+		}
+		return nil, nil
+	}})
+	a, _ := newPair(t, nil, h, nil, &Options{ConcurrentNotifications: true})
+	ctx := testCtx(t, wait)
+	for range 2 {
+		if err := a.Notify(ctx, "meet", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "both notifications to run at once", func() bool { return ok.Load() == 2 })
+}

@@ -1,0 +1,244 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestPipelinedThousandCalls: with the defaults, 1,000 calls in flight at
+// once all get their results; none is refused as overload.
+func TestPipelinedThousandCalls(t *testing.T) {
+	a, _ := newPair(t, nil, mux(t, map[string]HandlerFunc{"sleep": sleeper}), nil, nil)
+	ctx := testCtx(t, 4*wait)
+	var wg sync.WaitGroup
+	var okCount atomic.Int64
+	errs := make(chan error, 1000)
+	for range 1000 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var ms int
+			if err := a.Call(ctx, "sleep", []int{10}, &ms); err != nil {
+				errs <- err
+			} else if ms == 10 {
+				okCount.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if okCount.Load() != 1000 {
+		t.Errorf("%d of 1000 calls succeeded", okCount.Load())
+	}
+}
+
+// TestOverloadFlood floods a Peer with small limits and blocked handlers:
+// exactly MaxConcurrent run, exactly MaxQueued wait, the rest are refused at
+// once, every call gets one answer, and the Peer recovers.
+func TestOverloadFlood(t *testing.T) {
+	const maxConc, maxQueued, n = 2, 4, 200
+	release := make(chan struct{})
+	var probe overlapProbe
+	h := mux(t, map[string]HandlerFunc{
+		"slow": func(ctx context.Context, _ *Request) (any, error) {
+			probe.enter(0)
+			defer probe.leave()
+			select {
+			case <-release:
+				return "done", nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		},
+		"fast": func(context.Context, *Request) (any, error) { return "fast", nil },
+	})
+	a, b := newPair(t, nil, h, nil, &Options{MaxConcurrent: maxConc, MaxQueued: maxQueued})
+	ctx := testCtx(t, wait)
+	var overloaded, served, other atomic.Int64
+	var wg sync.WaitGroup
+	defer func() { a.Close(); b.Close(); wg.Wait() }() // on failure too: no stray t.Errorf
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var s string
+			err := a.Call(ctx, "slow", nil, &s)
+			switch {
+			case err == nil && s == "done":
+				served.Add(1)
+			case errors.Is(err, &Error{Code: CodeOverloaded}):
+				overloaded.Add(1)
+			default:
+				other.Add(1)
+				t.Errorf("unexpected outcome %q, %v", s, err)
+			}
+		}()
+	}
+	eventually(t, "the refusals", func() bool { return overloaded.Load() == n-maxConc-maxQueued })
+	eventually(t, "the handlers to start", func() bool { return probe.count() == maxConc })
+	b.inbound.mu.Lock()
+	queued := b.inbound.queued
+	b.inbound.mu.Unlock()
+	if queued != maxQueued {
+		t.Errorf("%d jobs queued, want %d", queued, maxQueued)
+	}
+	close(release)
+	wg.Wait()
+	if served.Load() != maxConc+maxQueued || overloaded.Load() != n-maxConc-maxQueued || other.Load() != 0 {
+		t.Errorf("served %d, overloaded %d, other %d", served.Load(), overloaded.Load(), other.Load())
+	}
+	probe.mu.Lock()
+	most := probe.most
+	probe.mu.Unlock()
+	if most > maxConc {
+		t.Errorf("%d handlers ran at once, limit %d", most, maxConc)
+	}
+	var s string
+	if err := a.Call(ctx, "fast", nil, &s); err != nil || s != "fast" {
+		t.Errorf("after the flood: %q, %v", s, err)
+	}
+}
+
+// TestParkedHandlersAreBounded: handlers parked in callbacks free their
+// slots but count against MaxQueued, so a remote that never answers cannot
+// make the Peer run unbounded handlers.
+func TestParkedHandlersAreBounded(t *testing.T) {
+	const maxConc, maxQueued = 1, 3
+	release := make(chan struct{})
+	clientH := mux(t, map[string]HandlerFunc{"stall": func(ctx context.Context, _ *Request) (any, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, nil
+	}})
+	var entered atomic.Int64
+	serverH := mux(t, map[string]HandlerFunc{"callback": func(ctx context.Context, _ *Request) (any, error) {
+		entered.Add(1)
+		return nil, PeerFromContext(ctx).Call(ctx, "stall", nil, nil)
+	}})
+	a, _ := newPair(t, clientH, serverH, nil, &Options{MaxConcurrent: maxConc, MaxQueued: maxQueued})
+	ctx := testCtx(t, wait)
+	const n = 20
+	var overloaded atomic.Int64
+	var wg sync.WaitGroup
+	defer func() { a.Close(); wg.Wait() }() // on failure too: no stray t.Errorf
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := a.Call(ctx, "callback", nil, nil)
+			if errors.Is(err, &Error{Code: CodeOverloaded}) {
+				overloaded.Add(1)
+			} else if err != nil {
+				t.Errorf("callback: %v", err)
+			}
+		}()
+	}
+	eventually(t, "refusals", func() bool { return overloaded.Load()+entered.Load() == n })
+	if got := entered.Load(); got > maxConc+maxQueued {
+		t.Errorf("%d handlers entered, want at most %d", got, maxConc+maxQueued)
+	}
+	close(release)
+	wg.Wait()
+}
+
+// TestMutualFloodNoDeadlock is the regression test for a deadlock: the read
+// loop wrote its refusals itself, so two Peers refusing each other's calls
+// both blocked writing, neither reading, for good.
+func TestMutualFloodNoDeadlock(t *testing.T) {
+	h := mux(t, map[string]HandlerFunc{"sleep": sleeper})
+	o := &Options{MaxConcurrent: 1, MaxQueued: 1}
+	a, b := newPair(t, h, h, o, o)
+	ctx := testCtx(t, wait)
+	const n = 400
+	var wg sync.WaitGroup
+	defer func() { a.Close(); b.Close(); wg.Wait() }() // on failure too: no stray t.Errorf
+	var ok, refused atomic.Int64
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := []*Peer{a, b}[i%2].Call(ctx, "sleep", []int{1}, nil)
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, &Error{Code: CodeOverloaded}):
+				refused.Add(1)
+			default:
+				t.Errorf("Call: %v", err)
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(wait + time.Second):
+		t.Fatalf("deadlock: %d of %d calls answered", ok.Load()+refused.Load(), n)
+	}
+	if ok.Load()+refused.Load() != n || ok.Load() == 0 {
+		t.Errorf("%d served, %d refused of %d", ok.Load(), refused.Load(), n)
+	}
+	for _, p := range []*Peer{a, b} {
+		if err := p.Call(ctx, "sleep", []int{0}, nil); err != nil {
+			t.Errorf("after the flood: %v", err)
+		}
+	}
+}
+
+// TestReadLoopNeverWaitsToWrite: a remote that floods a Peer with calls it
+// must refuse, and reads nothing back, cannot stop the Peer's read loop;
+// the refusals held for it stay bounded, and are delivered once it reads.
+func TestReadLoopNeverWaitsToWrite(t *testing.T) {
+	release := make(chan struct{})
+	h := mux(t, map[string]HandlerFunc{"block": func(ctx context.Context, _ *Request) (any, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, nil
+	}})
+	c1, c2 := Pipe()
+	p := NewPeer(c1, h, &Options{MaxConcurrent: 1, MaxQueued: 1})
+	cleanupPeer(t, p)
+	defer close(release)
+	ctx := testCtx(t, wait)
+	id := `"` + strings.Repeat("x", 1000) + `"` // makes each refusal about 1 kB
+	call := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"block"}`)
+	const n = 1500 // more refusals than the backlog holds
+	for i := range n {
+		if err := c2.Write(ctx, call); err != nil {
+			t.Fatalf("write %d: the read loop stopped reading: %v", i, err)
+		}
+	}
+	p.backlog.mu.Lock()
+	size := p.backlog.size
+	p.backlog.mu.Unlock()
+	if size > maxBacklog || size < maxBacklog/2 {
+		t.Errorf("backlog of %d bytes, want at most %d and most of it", size, maxBacklog)
+	}
+	got := 0
+	for ; got < n; got++ {
+		rctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		msg, err := c2.Read(rctx)
+		cancel()
+		if err != nil {
+			break
+		}
+		if c := rawMember(t, msg, "error"); c == nil || string(rawMember(t, c, "code")) != "-32000" {
+			t.Fatalf("reply %.80s", msg)
+		}
+	}
+	if got == 0 || got > n-2 {
+		t.Errorf("%d refusals delivered of %d calls", got, n)
+	}
+}

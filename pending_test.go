@@ -1,0 +1,203 @@
+package jsonrpc
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// TestPendingExactlyOnce races deliver, forget and close over many calls:
+// each call gets exactly one outcome, seen either by its waiter (a reply or
+// the close) or by whoever forgot it first.
+func TestPendingExactlyOnce(t *testing.T) {
+	for round := range 20 {
+		var tab pendingTable
+		const n = 200
+		ids := make([]ID, n)
+		chans := make([]<-chan *Response, n)
+		for i := range ids {
+			ids[i] = Int64ID(int64(i))
+			ch, err := tab.add(ids[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			chans[i] = ch
+		}
+		var delivered, forgotten atomic.Int64
+		var wg sync.WaitGroup
+		for i := range ids {
+			wg.Add(3)
+			go func() {
+				defer wg.Done()
+				if tab.deliver(&Response{ID: ids[i]}) {
+					delivered.Add(1)
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				if tab.deliver(&Response{ID: ids[i]}) { // a duplicate reply
+					delivered.Add(1)
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				if i%3 == 0 && tab.forget(ids[i]) {
+					forgotten.Add(1)
+				}
+			}()
+		}
+		closeErr := errors.New("closed " + strconv.Itoa(round))
+		wg.Add(1)
+		go func() { defer wg.Done(); tab.close(closeErr) }()
+		wg.Wait()
+		var replies, closes int64
+		for i, ch := range chans {
+			select {
+			case r := <-ch:
+				if r == nil {
+					closes++
+				} else if r.ID != ids[i] {
+					t.Fatalf("call %d got the reply for %s", i, r.ID)
+				} else {
+					replies++
+				}
+			default:
+			}
+			select {
+			case r := <-ch:
+				t.Fatalf("call %d got a second outcome %v", i, r)
+			default:
+			}
+		}
+		if replies != delivered.Load() || replies+closes+forgotten.Load() != n {
+			t.Fatalf("round %d: %d replies (%d delivered), %d closes, %d forgotten; want %d outcomes",
+				round, replies, delivered.Load(), closes, forgotten.Load(), n)
+		}
+		if _, err := tab.add(Int64ID(-1)); err != closeErr || tab.err() != closeErr {
+			t.Fatalf("add after close: %v", err)
+		}
+		if tab.deliver(&Response{ID: ids[0]}) || tab.forget(ids[0]) {
+			t.Fatal("a closed table still holds calls")
+		}
+		tab.close(errors.New("again")) // no effect
+		if tab.err() != closeErr {
+			t.Fatal("a second close replaced the cause")
+		}
+	}
+}
+
+func TestScanner(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{`[]`, nil},
+		{`[ ]`, nil},
+		{`[1]`, []string{`1`}},
+		{`[ 1 , -2.5e3 ,"a,]}\"" , {"k":[1,{"x":"]"}]}, [[]], null,true ]`,
+			[]string{`1`, `-2.5e3`, `"a,]}\""`, `{"k":[1,{"x":"]"}]}`, `[[]]`, `null`, `true`}},
+		{"[\n\t\"\\\\\"\r\n]", []string{`"\\"`}},
+	} {
+		got := splitArray([]byte(tc.in))
+		if len(got) != len(tc.want) {
+			t.Errorf("splitArray(%s) = %q, want %q", tc.in, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if string(got[i]) != tc.want[i] {
+				t.Errorf("splitArray(%s)[%d] = %s, want %s", tc.in, i, got[i], tc.want[i])
+			}
+		}
+	}
+	for _, tc := range []struct {
+		in   string
+		want []string // key, value, key, value...
+	}{
+		{`{}`, nil},
+		{`{ "a" : 1 , "b":"x}" ,"c":{"d":[1,2]},"e":null}`, []string{"a", "1", "b", `"x}"`, "c", `{"d":[1,2]}`, "e", "null"}},
+		{`{"\u006d\"":1,"\\":2}`, []string{`m"`, "1", `\`, "2"}},
+		{`{"a":1,"a":2}`, []string{"a", "1", "a", "2"}},
+	} {
+		var got []string
+		forEachMember([]byte(tc.in), func(k, v []byte) { got = append(got, string(k), string(v)) })
+		if len(got) != len(tc.want) {
+			t.Errorf("forEachMember(%s) = %q, want %q", tc.in, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("forEachMember(%s) = %q, want %q", tc.in, got, tc.want)
+				break
+			}
+		}
+	}
+	if got := string(trimSpace([]byte(" \t\r\n{} \n"))); got != "{}" {
+		t.Errorf("trimSpace: %q", got)
+	}
+	if got := trimSpace([]byte(" \n ")); len(got) != 0 {
+		t.Errorf("trimSpace of spaces: %q", got)
+	}
+}
+
+// kind names what decodeMessage made of one element.
+func kind(m message) string {
+	switch {
+	case m.resp != nil && m.invalid != nil:
+		return "bad response"
+	case m.resp != nil:
+		return "response"
+	case m.invalid != nil:
+		return "invalid " + strconv.FormatInt(m.invalid.Code, 10) + " id " + m.req.ID.String()
+	case m.req.IsNotification():
+		return "notification " + m.req.Method
+	default:
+		return "call " + m.req.Method + " id " + m.req.ID.String()
+	}
+}
+
+func TestDecodeMessage(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		batch bool
+		want  []string
+	}{
+		{``, false, []string{"invalid -32700 id null"}},
+		{` `, false, []string{"invalid -32700 id null"}},
+		{`{`, false, []string{"invalid -32700 id null"}},
+		{`[{"jsonrpc":"2.0","method":"a"},`, false, []string{"invalid -32700 id null"}},
+		{`[]`, false, []string{"invalid -32600 id null"}},
+		{`7`, false, []string{"invalid -32600 id null"}},
+		{`{"jsonrpc":"2.0","method":"a"}`, false, []string{"notification a"}},
+		{`{"jsonrpc":"2.0","method":"a","id":null}`, false, []string{"call a id null"}},
+		{`{"jsonrpc":"2.0","method":"a","id":"x","params":[]}`, false, []string{`call a id "x"`}},
+		{`{"jsonrpc":"2.0","method":"a","id":1,"params":1}`, false, []string{"invalid -32600 id 1"}},
+		{`{"jsonrpc":"2.0","method":"a","id":false}`, false, []string{"invalid -32600 id null"}},
+		{`{"jsonrpc":"2.0","id":1,"result":null}`, false, []string{"response"}},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}`, false, []string{"response"}},
+		{`{"jsonrpc":"2.0","result":1}`, false, []string{"bad response"}},
+		{`{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"m"}}`, false, []string{"bad response"}},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":"1","message":"m"}}`, false, []string{"bad response"}},
+		{`{"jsonrpc":"2.0","id":1,"error":{"message":"m"}}`, false, []string{"bad response"}},
+		{`{"jsonrpc":"2.0","id":1,"method":"m","result":1}`, false, []string{"call m id 1"}},
+		{`[1,{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":2,"result":0},[]]`, true,
+			[]string{"invalid -32600 id null", "notification a", "response", "invalid -32600 id null"}},
+	} {
+		msgs, batch := decodeMessage([]byte(tc.in))
+		var got []string
+		for _, m := range msgs {
+			got = append(got, kind(m))
+		}
+		if batch != tc.batch || len(got) != len(tc.want) {
+			t.Errorf("decodeMessage(%s) = %q batch %v, want %q batch %v", tc.in, got, batch, tc.want, tc.batch)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("decodeMessage(%s) = %q, want %q", tc.in, got, tc.want)
+				break
+			}
+		}
+	}
+}

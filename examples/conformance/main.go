@@ -7,6 +7,11 @@
 //	go run ./examples/conformance -transport stdio -framing header
 //	go run ./examples/conformance -framing line
 //
+// or over WebSocket, one message per text frame, printing its ws:// URL as
+// the first line of standard output:
+//
+//	go run ./examples/conformance -transport ws -addr 127.0.0.1:0 [-origin PATTERN]
+//
 // -transport defaults to stdio and -framing to header (LSP-style
 // Content-Length headers; line is newline-delimited JSON). It logs to
 // standard error only, at the level -log sets (debug, info, warn or off;
@@ -38,8 +43,14 @@ func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
 func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	transport := fs.String("transport", "stdio", "transport: stdio")
+	transport := fs.String("transport", "stdio", "transport: stdio or ws")
 	framing := fs.String("framing", "header", "stdio framing: header or line")
+	addr := fs.String("addr", "127.0.0.1:0", "ws: address to listen on (host:port)")
+	var origins []string
+	fs.Func("origin", "ws: another origin `pattern` allowed to connect (repeatable)", func(s string) error {
+		origins = append(origins, s)
+		return nil
+	})
 	level := fs.String("log", "warn", "log level on stderr: debug, info, warn or off")
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "conformance: "+format+"\n", a...)
@@ -73,8 +84,10 @@ func run(args []string, stderr io.Writer) int {
 			return usage("unknown framing %q (want header or line)", *framing)
 		}
 		err = serve(ctx, stdio.Stdio(&stdio.Options{Framing: f}), log)
+	case "ws":
+		err = serveWS(*addr, origins, os.Stdout, log)
 	default:
-		return usage("unknown transport %q (want stdio)", *transport)
+		return usage("unknown transport %q (want stdio or ws)", *transport)
 	}
 	if err != nil {
 		log.Error("conformance: connection failed", "err", err)

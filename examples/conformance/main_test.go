@@ -51,7 +51,9 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-var framings = []string{"header", "line"}
+// framings are the transports every conformance test runs over: stdio with
+// each framing, and WebSocket.
+var framings = []string{"header", "line", "ws"}
 
 // eachFraming runs fn in a parallel subtest per framing, each with its own
 // server process.
@@ -68,17 +70,30 @@ func eachFraming(t *testing.T, fn func(t *testing.T, c *child), args ...string) 
 type child struct {
 	t        *testing.T // the test the helpers report to
 	owner    *testing.T // the test that started the server; stop reports to it
-	conn     *stdio.Conn
+	conn     serverConn
 	stderr   syncBuffer
 	stopOnce sync.Once
 	seq      int
 	broken   bool // a read or write failed: the connection is gone
 }
 
-// start runs the server with the given framing and extra flags. The test's
-// cleanup stops it and checks that it exited with status 0.
+// serverConn is a raw connection to a server process: *stdio.Conn, or
+// wsConn for the WebSocket transport. Close ends the process too.
+type serverConn interface {
+	Read(ctx context.Context) ([]byte, error)
+	Write(ctx context.Context, msg []byte) error
+	Close() error
+	ProcessState() *os.ProcessState
+}
+
+// start runs the server with the given framing ("ws" for the WebSocket
+// transport) and extra flags. The test's cleanup stops it and checks that
+// it exited with status 0.
 func start(t *testing.T, framing string, args ...string) *child {
 	t.Helper()
+	if framing == "ws" {
+		return startWS(t, args...)
+	}
 	f := stdio.Header
 	if framing == "line" {
 		f = stdio.Line

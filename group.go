@@ -29,14 +29,7 @@ type Group struct {
 	MaxQueue int
 
 	mu      sync.Mutex
-	members map[*Peer]*member
-}
-
-// member is one Peer's queue of encoded notifications. The encoded bytes are
-// shared by every member and never modified.
-type member struct {
-	queue   [][]byte
-	sending bool // a goroutine is draining queue
+	members map[*Peer]*outbox // encoded notifications, shared by all members
 }
 
 // Add makes p a member. It has no effect if p is a member already or its
@@ -44,11 +37,11 @@ type member struct {
 func (g *Group) Add(p *Peer) {
 	g.mu.Lock()
 	if g.members == nil {
-		g.members = make(map[*Peer]*member)
+		g.members = make(map[*Peer]*outbox)
 	}
 	_, dup := g.members[p]
 	if !dup {
-		g.members[p] = &member{}
+		g.members[p] = &outbox{}
 	}
 	g.mu.Unlock()
 	if !dup {
@@ -60,8 +53,8 @@ func (g *Group) Add(p *Peer) {
 func (g *Group) Remove(p *Peer) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if m, ok := g.members[p]; ok {
-		m.queue = nil
+	if o, ok := g.members[p]; ok {
+		o.clear()
 		delete(g.members, p)
 	}
 }
@@ -88,40 +81,16 @@ func (g *Group) Notify(method string, params any, skip ...*Peer) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for p, m := range g.members {
+	for p, o := range g.members {
 		if slices.Contains(skip, p) {
 			continue
 		}
-		if len(m.queue) >= limit {
+		if !o.push(p, msg, limit, 0) {
 			delete(g.members, p)
-			cause := fmt.Errorf("%w (%d queued)", ErrSlowConsumer, len(m.queue))
+			cause := fmt.Errorf("%w (%d queued)", ErrSlowConsumer, o.len())
+			o.clear()
 			p.goOwned(func() { p.end(cause) })
-			continue
-		}
-		m.queue = append(m.queue, msg)
-		if !m.sending && p.goOwned(func() { g.drain(p, m) }) {
-			m.sending = true
 		}
 	}
 	return nil
-}
-
-// drain writes m's queue to p until it is empty.
-func (g *Group) drain(p *Peer, m *member) {
-	for {
-		g.mu.Lock()
-		if len(m.queue) == 0 {
-			m.sending = false
-			g.mu.Unlock()
-			return
-		}
-		msg := m.queue[0]
-		m.queue[0] = nil
-		m.queue = m.queue[1:]
-		g.mu.Unlock()
-		if p.write(p.ctx, msg) != nil {
-			g.Remove(p)
-			return // the connection ended; sending stays set on a dead member
-		}
-	}
 }

@@ -49,7 +49,7 @@ type Peer struct {
 	nextID    atomic.Int64
 	pending   pendingTable
 	inbound   dispatcher
-	backlog   backlog // the read loop's replies, written by another goroutine
+	backlog   outbox // the read loop's replies, written by another goroutine
 
 	wg       sync.WaitGroup // the read loop and every goroutine it or goOwned starts
 	readDone chan struct{}

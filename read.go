@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 )
 
@@ -133,58 +132,15 @@ func (p *Peer) overloaded(work []message, batch bool) {
 // maxBacklog bounds the bytes of read-loop replies waiting to be written.
 const maxBacklog = 1 << 20
 
-// backlog holds the replies the read loop makes (refusals, and the answers
-// to messages too large and batches too long) until a goroutine started on
-// demand writes them. The read loop never writes itself: two Peers whose
-// read loops both waited to write their refusals to each other would both
-// stop reading, for good.
-type backlog struct {
-	mu      sync.Mutex
-	msgs    [][]byte
-	size    int  // bytes in msgs
-	writing bool // a goroutine is writing msgs
-}
-
-// replyNow queues a reply from the read loop for writing. Should the remote
-// side leave maxBacklog bytes of them unread, more are dropped and logged
-// rather than held or waited for.
+// replyNow queues a reply from the read loop (a refusal, or the answer to a
+// message too large or a batch too long) in the backlog, which another
+// goroutine writes. The read loop never writes itself: two Peers whose read
+// loops both waited to write their refusals to each other would both stop
+// reading, for good. Should the remote side leave maxBacklog bytes of
+// replies unread, more are dropped and logged rather than held.
 func (p *Peer) replyNow(msg []byte) {
-	b := &p.backlog
-	b.mu.Lock()
-	if b.size+len(msg) > maxBacklog {
-		b.mu.Unlock()
+	if !p.backlog.push(p, msg, 0, maxBacklog) {
 		p.log.Warn("jsonrpc: the remote side does not read its replies; dropped one", "bytes", len(msg))
-		return
-	}
-	b.msgs = append(b.msgs, msg)
-	b.size += len(msg)
-	start := !b.writing
-	b.writing = true
-	b.mu.Unlock()
-	if start && !p.goOwned(p.writeBacklog) {
-		b.mu.Lock() // the connection has ended: nothing will be written
-		b.msgs, b.size, b.writing = nil, 0, false
-		b.mu.Unlock()
-	}
-}
-
-// writeBacklog writes the backlog until it is empty. Once the connection has
-// ended, each write fails at once, so it empties quickly.
-func (p *Peer) writeBacklog() {
-	b := &p.backlog
-	for {
-		b.mu.Lock()
-		if len(b.msgs) == 0 {
-			b.writing = false
-			b.mu.Unlock()
-			return
-		}
-		msg := b.msgs[0]
-		b.msgs[0] = nil
-		b.msgs = b.msgs[1:]
-		b.size -= len(msg)
-		b.mu.Unlock()
-		_ = p.write(p.ctx, msg) // a failed write ends the Peer, which says why
 	}
 }
 

@@ -1,0 +1,68 @@
+package jsonrpc
+
+import "sync"
+
+// outbox is a bounded FIFO of encoded messages for one Peer, written by a
+// goroutine that exists only while the outbox is not empty. Whoever queues
+// into it never waits for the connection: the read loop's own replies and a
+// Group's broadcasts go through one.
+type outbox struct {
+	mu      sync.Mutex
+	msgs    [][]byte
+	size    int  // bytes in msgs
+	writing bool // a goroutine is flushing msgs
+}
+
+// push queues msg unless that would put more than maxMsgs messages or
+// maxBytes bytes in the outbox (a limit <= 0 is no limit), and starts a
+// goroutine of p's to write them if none runs. It reports whether msg was
+// queued.
+func (o *outbox) push(p *Peer, msg []byte, maxMsgs, maxBytes int) bool {
+	o.mu.Lock()
+	if maxMsgs > 0 && len(o.msgs) >= maxMsgs || maxBytes > 0 && o.size+len(msg) > maxBytes {
+		o.mu.Unlock()
+		return false
+	}
+	o.msgs = append(o.msgs, msg)
+	o.size += len(msg)
+	start := !o.writing
+	o.writing = true
+	o.mu.Unlock()
+	if start && !p.goOwned(func() { o.flush(p) }) {
+		o.clear() // the connection has ended: nothing will be written
+	}
+	return true
+}
+
+// len returns the number of messages queued.
+func (o *outbox) len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.msgs)
+}
+
+// clear drops whatever is queued.
+func (o *outbox) clear() {
+	o.mu.Lock()
+	o.msgs, o.size, o.writing = nil, 0, false
+	o.mu.Unlock()
+}
+
+// flush writes the outbox to p until it is empty. Once the connection has
+// ended every write fails at once, so it empties quickly.
+func (o *outbox) flush(p *Peer) {
+	for {
+		o.mu.Lock()
+		if len(o.msgs) == 0 {
+			o.writing = false
+			o.mu.Unlock()
+			return
+		}
+		msg := o.msgs[0]
+		o.msgs[0] = nil
+		o.msgs = o.msgs[1:]
+		o.size -= len(msg)
+		o.mu.Unlock()
+		_ = p.write(p.ctx, msg) // a failed write ends the Peer, which says why
+	}
+}

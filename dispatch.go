@@ -318,8 +318,8 @@ func (p *Peer) serve(t *task) []byte {
 	return appendErrorResponse(nil, req.ID, e)
 }
 
-// callHandler runs the user's handler, turning a panic into an internal
-// error whose details go to the logger only.
+// callHandler runs the user's handler through the interceptors, turning a
+// panic into an internal error whose details go to the logger only.
 func (p *Peer) callHandler(ctx context.Context, req *Request) (result any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -327,5 +327,11 @@ func (p *Peer) callHandler(ctx context.Context, req *Request) (result any, err e
 			result, err = nil, errInternal()
 		}
 	}()
-	return p.handler.ServeRPC(ctx, req)
+	if len(p.opts.Interceptors) == 0 {
+		return p.handler.ServeRPC(ctx, req)
+	}
+	info := &CallInfo{Peer: p, Method: req.Method, ID: req.ID, Params: req.Params}
+	return p.intercept(info, func(ctx context.Context) (any, error) {
+		return p.handler.ServeRPC(ctx, req)
+	})(ctx)
 }

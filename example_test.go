@@ -2,6 +2,7 @@ package jsonrpc_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -162,4 +163,42 @@ func Example_cancellation() {
 	// Output:
 	// context deadline exceeded
 	// context canceled
+}
+
+func ExampleInterceptor() {
+	// One interceptor sees every call and notification a Peer sends or
+	// serves: here it logs them (with the elapsed time, which a real
+	// logger would print) and refuses inbound calls without a token.
+	logCalls := func(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
+		start := time.Now()
+		res, err := next(ctx)
+		_ = time.Since(start)
+		dir := "served"
+		if info.Outbound {
+			dir = "sent"
+		}
+		fmt.Printf("%s %s id=%s err=%v\n", dir, info.Method, info.ID, err)
+		return res, err
+	}
+	requireToken := func(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
+		var p struct{ Token string }
+		json.Unmarshal(info.Params, &p)
+		if p.Token != "s3cret" {
+			return nil, jsonrpc.NewError(-32010, "missing token", nil)
+		}
+		return next(ctx)
+	}
+	mux := jsonrpc.NewMux()
+	mux.HandleFunc("ping", func(ctx context.Context, req *jsonrpc.Request) (any, error) { return "pong", nil })
+
+	a, b := jsonrpc.Pipe()
+	server := jsonrpc.NewPeer(a, mux, &jsonrpc.Options{Interceptors: []jsonrpc.Interceptor{requireToken}})
+	client := jsonrpc.NewPeer(b, nil, &jsonrpc.Options{Interceptors: []jsonrpc.Interceptor{logCalls}})
+	defer func() { client.Close(); server.Wait() }()
+
+	client.Call(context.Background(), "ping", map[string]string{"token": "s3cret"}, nil)
+	client.Call(context.Background(), "ping", map[string]string{}, nil)
+	// Output:
+	// sent ping id=1 err=<nil>
+	// sent ping id=2 err=jsonrpc: code -32010: missing token
 }

@@ -57,6 +57,10 @@ type Options struct {
 	// ends. Default: 1 s. A negative value ends the Peer at once.
 	DrainTimeout time.Duration
 
+	// Interceptors wrap every inbound handler and every outbound call and
+	// notification, the first outermost; see Interceptor. Default: none.
+	Interceptors []Interceptor
+
 	// MapError turns a handler's error into the error object sent back.
 	// Default: DefaultMapError, which sends an *Error as is and hides the
 	// text of any other error.

@@ -242,32 +242,71 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		return err
 	}
 	id := p.newID()
-	ch, err := p.pending.add(id)
+	if len(p.opts.Interceptors) == 0 {
+		resp, err := p.roundTrip(ctx, id, method, raw)
+		if err != nil {
+			return err
+		}
+		return decodeResult(resp, result)
+	}
+	info := &CallInfo{Peer: p, Outbound: true, Method: method, ID: id, Params: raw}
+	v, err := p.intercept(info, func(ctx context.Context) (any, error) {
+		resp, err := p.roundTrip(ctx, id, method, raw)
+		if err != nil {
+			return nil, err
+		}
+		if resp.Error != nil {
+			return nil, resp.Error
+		}
+		return resp.Result, nil
+	})(ctx)
 	if err != nil {
 		return err
 	}
-	if err := p.write(ctx, appendRequest(nil, id, method, raw)); err != nil {
-		p.pending.forget(id)
+	rawRes, err := rawResult(v)
+	if err != nil {
 		return err
+	}
+	return decodeResult(&Response{Result: rawRes}, result)
+}
+
+// roundTrip sends a request and waits for its reply, ctx or the end of the
+// connection.
+func (p *Peer) roundTrip(ctx context.Context, id ID, method string, params json.RawMessage) (*Response, error) {
+	ch, err := p.pending.add(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.write(ctx, appendRequest(nil, id, method, params)); err != nil {
+		p.pending.forget(id)
+		return nil, err
 	}
 	defer p.inbound.park(ctx)()
 	select {
 	case resp := <-ch:
-		return p.outcome(resp, result)
+		return p.delivered(resp)
 	case <-ctx.Done():
 		if !p.pending.forget(id) {
-			return p.outcome(<-ch, result) // the outcome won the race
+			return p.delivered(<-ch) // the outcome won the race
 		}
 		p.sendCancel(id)
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
-// outcome turns what the pending table delivered into Call's result.
-func (p *Peer) outcome(resp *Response, result any) error {
+// delivered turns what the pending table delivered into a reply or the
+// connection's end error.
+func (p *Peer) delivered(resp *Response) (*Response, error) {
+	if resp == nil {
+		return nil, p.closedErr()
+	}
+	return resp, nil
+}
+
+// decodeResult returns the reply's error, or unmarshals its result into
+// result (unless result is nil).
+func decodeResult(resp *Response, result any) error {
 	switch {
-	case resp == nil:
-		return p.closedErr()
 	case resp.Error != nil:
 		return resp.Error
 	case result == nil:
@@ -322,5 +361,12 @@ func (p *Peer) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return p.write(ctx, appendRequest(nil, ID{}, method, raw))
+	send := func(ctx context.Context) (any, error) {
+		return nil, p.write(ctx, appendRequest(nil, ID{}, method, raw))
+	}
+	if len(p.opts.Interceptors) > 0 {
+		send = p.intercept(&CallInfo{Peer: p, Outbound: true, Method: method, Params: raw}, send)
+	}
+	_, err = send(ctx)
+	return err
 }

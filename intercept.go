@@ -1,0 +1,58 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// CallInfo describes a call or notification passing through an Interceptor.
+type CallInfo struct {
+	// Peer is the Peer that serves or sends it.
+	Peer *Peer
+	// Outbound is true for what this Peer sends (Call, Notify, the elements
+	// of a Batch) and false for what it serves.
+	Outbound bool
+	// Method is the method name.
+	Method string
+	// ID is the request id, or the zero ID for a notification.
+	ID ID
+	// Params are the raw params, nil when absent.
+	Params json.RawMessage
+}
+
+// Invoker carries a call or notification on, to the next Interceptor and
+// finally to the handler (inbound) or the wire (outbound). It returns the
+// outcome: the handler's result and error inbound; outbound, the reply's
+// result as a json.RawMessage (nil for a notification) and its error, an
+// *Error when the remote side answered with one.
+type Invoker func(ctx context.Context) (result any, err error)
+
+// An Interceptor wraps every inbound handler and every outbound call and
+// notification of a Peer (Options.Interceptors): it sees the method, the id
+// and the params, may time, log, count or trace what happens in next, may
+// change ctx, and may refuse by returning an error without calling next.
+// Inbound, its error is mapped as a handler's is (Options.MapError);
+// outbound, it is what Call returns. A result an outbound interceptor
+// returns in place of next's is marshalled if it is not a json.RawMessage.
+//
+// Interceptors compose: the first in Options.Interceptors is the
+// outermost. They run on the goroutine of the handler or the caller.
+type Interceptor func(ctx context.Context, info *CallInfo, next Invoker) (result any, err error)
+
+// intercept returns inner wrapped in the Peer's interceptors for info.
+func (p *Peer) intercept(info *CallInfo, inner Invoker) Invoker {
+	next := inner
+	for i := len(p.opts.Interceptors) - 1; i >= 0; i-- {
+		ic, n := p.opts.Interceptors[i], next
+		next = func(ctx context.Context) (any, error) { return ic(ctx, info, n) }
+	}
+	return next
+}
+
+// rawResult turns what an outbound Invoker chain returned into raw JSON.
+func rawResult(v any) (json.RawMessage, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw, nil
+	}
+	return marshalResult(v)
+}

@@ -22,6 +22,10 @@ var ErrSlowConsumer = errors.New("jsonrpc: peer too slow: notification queue ful
 // a cause wrapping ErrSlowConsumer, which its Wait returns. The others are
 // not delayed.
 //
+// A Group's notifications do not pass through the members' interceptors,
+// which could block the broadcaster; wrap Group.Notify itself to log or
+// count broadcasts.
+//
 // The zero value is an empty Group ready to use. A Group is safe for
 // concurrent use.
 type Group struct {

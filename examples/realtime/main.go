@@ -93,7 +93,11 @@ func pageURL(a net.Addr) string {
 func serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
 	board := NewBoard(log)
 	rpc := &ws.Server{
-		Handler: logCalls(board.Mux(), log),
+		Handler: board.Mux(),
+		Options: ws.Options{Peer: &jsonrpc.Options{
+			Logger:       log,
+			Interceptors: []jsonrpc.Interceptor{logCalls(log)},
+		}},
 		OnConnect: func(p *jsonrpc.Peer, r *http.Request) {
 			log.Info("page connected", "remote", r.RemoteAddr)
 			board.Join(p)
@@ -132,21 +136,27 @@ func serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
 	return err
 }
 
-// logCalls wraps h so that every request it serves is logged with its
-// method and how long the handler took.
-func logCalls(h jsonrpc.Handler, log *slog.Logger) jsonrpc.Handler {
-	return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+// logCalls returns an interceptor that logs every call and notification a
+// page's Peer serves or sends (the server's page.name calls too) with its
+// method, id and how long it took.
+func logCalls(log *slog.Logger) jsonrpc.Interceptor {
+	return func(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
 		start := time.Now()
-		result, err := h.ServeRPC(ctx, req)
-		attrs := []any{"method", req.Method, "elapsed", time.Since(start)}
-		if req.IsNotification() {
+		result, err := next(ctx)
+		attrs := []any{"method", info.Method, "elapsed", time.Since(start)}
+		if info.ID.IsZero() {
 			attrs = append(attrs, "notification", true)
+		} else {
+			attrs = append(attrs, "id", info.ID.String())
+		}
+		if info.Outbound {
+			attrs = append(attrs, "to", "page")
 		}
 		if err != nil {
-			e := jsonrpc.DefaultMapError(err) // the error object the page gets
+			e := jsonrpc.DefaultMapError(err) // the error object on the wire
 			attrs = append(attrs, "code", e.Code, "err", e.Message)
 		}
 		log.Info("rpc", attrs...)
 		return result, err
-	})
+	}
 }

@@ -217,3 +217,24 @@ func TestMessageTooLarge(t *testing.T) {
 	}
 	assertJSON(t, r.call(`{"jsonrpc":"2.0","id":1,"method":"get_data"}`), `{"jsonrpc":"2.0","id":1,"result":["hello",5]}`)
 }
+
+// TestWriteTimeoutEndsPeer: a remote side that takes nothing (a Pipe end
+// nobody reads) ends the Peer after Options.WriteTimeout, with a cause
+// saying so, instead of holding its writer forever.
+func TestWriteTimeoutEndsPeer(t *testing.T) {
+	c1, c2 := Pipe()
+	defer c2.Close()
+	p := NewPeer(c1, nil, &Options{WriteTimeout: 100 * time.Millisecond})
+	cleanupPeer(t, p)
+	start := time.Now()
+	err := p.Notify(testCtx(t, wait), "x", nil)
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("Notify to a remote that never reads = %v, want ErrClosed", err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond || d > 2*time.Second {
+		t.Errorf("the write ended after %v, want just over 100ms", d)
+	}
+	if err := p.Wait(); !errors.Is(err, ErrWriteTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Wait = %v, want ErrWriteTimeout and context.DeadlineExceeded", err)
+	}
+}

@@ -76,6 +76,15 @@ var (
 	// connection has ended; the error also wraps the cause of the end.
 	ErrClosed = errors.New("jsonrpc: connection closed")
 
+	// ErrWriteTimeout is wrapped by the cause of a connection that ended
+	// because a write took longer than Options.WriteTimeout; the cause
+	// also wraps context.DeadlineExceeded.
+	ErrWriteTimeout = errors.New("jsonrpc: write timed out: the remote side is not reading")
+
+	// ErrTooManyPending is returned by Call and Batch when
+	// Options.MaxPending calls are already waiting for their replies.
+	ErrTooManyPending = errors.New("jsonrpc: too many calls waiting for replies")
+
 	// ErrReservedMethod is returned when registering a method whose name
 	// begins with "rpc.", which the specification reserves.
 	ErrReservedMethod = errors.New("jsonrpc: method names beginning with \"rpc.\" are reserved")

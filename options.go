@@ -25,6 +25,11 @@ type Options struct {
 	// own Peer count against it too. Default: 4096.
 	MaxQueued int
 
+	// MaxPending bounds this Peer's own calls waiting for replies; a Call
+	// (or a Batch element) beyond it fails at once with ErrTooManyPending.
+	// Default: 10000.
+	MaxPending int
+
 	// MaxBatch bounds the number of elements in an inbound batch; a longer
 	// batch is answered with a single Invalid Request error (id null) and
 	// none of it runs. Default: 1000. A negative value means no limit.
@@ -57,6 +62,13 @@ type Options struct {
 	// ends. Default: 1 s. A negative value ends the Peer at once.
 	DrainTimeout time.Duration
 
+	// WriteTimeout, if positive, bounds each write to the Conn: a remote
+	// side that takes no data for that long (a stuck browser tab, a child
+	// that stopped reading) ends the connection with a cause wrapping
+	// ErrWriteTimeout, instead of holding the Peer's writers forever.
+	// Default: no bound.
+	WriteTimeout time.Duration
+
 	// Interceptors wrap every inbound handler and every outbound call and
 	// notification, the first outermost; see Interceptor. Default: none.
 	Interceptors []Interceptor
@@ -81,6 +93,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.MaxQueued <= 0 {
 		c.MaxQueued = 4096
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = 10000
 	}
 	if c.MaxBatch == 0 {
 		c.MaxBatch = 1000

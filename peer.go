@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A Peer is one end of a JSON-RPC 2.0 connection, client and server at once:
@@ -84,6 +85,7 @@ func NewPeer(conn Conn, h Handler, opts *Options) *Peer {
 		p.handler = NewMux()
 	}
 	p.ctx, p.cancel = context.WithCancel(context.WithValue(context.Background(), peerKey{}, p))
+	p.pending.max = p.opts.MaxPending
 	p.inbound.init(p)
 	p.wg.Add(1)
 	go p.readLoop()
@@ -210,6 +212,12 @@ func (p *Peer) write(ctx context.Context, msg []byte) error {
 func (p *Peer) writeLocked(msg []byte) error {
 	if p.ctx.Err() != nil { // ending: a handler woken by it sends nothing more
 		return p.closedErr()
+	}
+	if p.opts.WriteTimeout > 0 {
+		t := time.AfterFunc(p.opts.WriteTimeout, func() {
+			p.end(fmt.Errorf("%w after %v: %w", ErrWriteTimeout, p.opts.WriteTimeout, context.DeadlineExceeded))
+		})
+		defer t.Stop()
 	}
 	if err := p.conn.Write(p.ctx, msg); err != nil {
 		p.mu.Lock()

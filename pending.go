@@ -9,6 +9,7 @@ import (
 // delivers to it, so each call gets exactly one outcome: its reply, its
 // cancellation, or the end of the connection.
 type pendingTable struct {
+	max    int // calls pending at once; 0 is no limit
 	mu     sync.Mutex
 	calls  map[ID]chan *Response
 	closed error // non-nil once the connection has ended
@@ -23,13 +24,17 @@ func (t *pendingTable) err() error {
 
 // add registers a call and returns the channel its outcome arrives on: the
 // reply, or nil when the connection ended (err then says why). add fails
-// with that error once the table is closed.
+// with that error once the table is closed, and with ErrTooManyPending
+// while max calls are pending.
 func (t *pendingTable) add(id ID) (<-chan *Response, error) {
 	ch := make(chan *Response, 1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed != nil {
 		return nil, t.closed
+	}
+	if t.max > 0 && len(t.calls) >= t.max {
+		return nil, ErrTooManyPending
 	}
 	if t.calls == nil {
 		t.calls = make(map[ID]chan *Response)

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"sync"
@@ -199,5 +200,40 @@ func TestDecodeMessage(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestMaxPending: a Call beyond Options.MaxPending fails at once with
+// ErrTooManyPending, and works again once replies have come back.
+func TestMaxPending(t *testing.T) {
+	release := make(chan struct{})
+	h := mux(t, map[string]HandlerFunc{"hold": func(ctx context.Context, _ *Request) (any, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return 1, nil
+	}})
+	client, _ := newPair(t, nil, h, &Options{MaxPending: 2}, nil)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { errs <- client.Call(testCtx(t, wait), "hold", nil, nil) }()
+	}
+	eventually(t, "two calls pending", func() bool {
+		client.pending.mu.Lock()
+		defer client.pending.mu.Unlock()
+		return len(client.pending.calls) == 2
+	})
+	if err := client.Call(testCtx(t, wait), "hold", nil, nil); !errors.Is(err, ErrTooManyPending) {
+		t.Errorf("third Call = %v, want ErrTooManyPending", err)
+	}
+	close(release)
+	for range 2 {
+		if err := within(t, errs, "held call"); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := client.Call(testCtx(t, wait), "hold", nil, nil); err != nil {
+		t.Errorf("Call after the replies came back = %v", err)
 	}
 }

@@ -28,8 +28,7 @@ var (
 // (object or batch array) per text WebSocket message. It implements
 // jsonrpc.Conn. Make one with NewConn, or let Dial or Server do it.
 type Conn struct {
-	ws           *websocket.Conn
-	writeTimeout time.Duration
+	ws *websocket.Conn
 
 	stop      chan struct{} // closed by Close: stops keepalive
 	keepalive sync.WaitGroup
@@ -49,10 +48,9 @@ func NewConn(c *websocket.Conn, opts *Options) *Conn {
 	o := opts.withDefaults()
 	c.SetReadLimit(o.MaxMessageSize)
 	conn := &Conn{
-		ws:           c,
-		writeTimeout: o.WriteTimeout,
-		stop:         make(chan struct{}),
-		closeCode:    websocket.StatusNormalClosure,
+		ws:        c,
+		stop:      make(chan struct{}),
+		closeCode: websocket.StatusNormalClosure,
 	}
 	if o.PingInterval > 0 {
 		conn.keepalive.Add(1)
@@ -102,9 +100,9 @@ func (c *Conn) readError(err error) error {
 	}
 }
 
-// Write sends msg as one text message. ctx is the Peer's lifetime context;
-// WriteTimeout, if set, bounds the write, and a write cut short closes the
-// connection.
+// Write sends msg as one text message. ctx is the Peer's lifetime context:
+// when it ends, coder/websocket drops the connection, which is what ends a
+// write the remote side does not take (see jsonrpc.Options.WriteTimeout).
 func (c *Conn) Write(ctx context.Context, msg []byte) error {
 	if err := ctx.Err(); err != nil {
 		// The Peer is ending (a handler woken by its cancellation may still
@@ -112,31 +110,7 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 		// with it the close frame that Close is about to send.
 		return fmt.Errorf("ws: %w", err)
 	}
-	if c.writeTimeout <= 0 {
-		if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
-			return fmt.Errorf("ws: %w", err)
-		}
-		return nil
-	}
-	// The timeout is recorded as the cause before coder/websocket sees ctx
-	// end and drops the connection, so that the read loop, which sees the
-	// drop too, reports the timeout and not a closed connection.
-	timeout := fmt.Errorf("ws: write took longer than %v: %w", c.writeTimeout, context.DeadlineExceeded)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	timer := time.AfterFunc(c.writeTimeout, func() {
-		c.fail(timeout)
-		cancel()
-	})
-	err := c.ws.Write(ctx, websocket.MessageText, msg)
-	if !timer.Stop() {
-		// Timed out, even if the write got through at the last moment: the
-		// cause may be recorded already, so the connection ends either way.
-		c.fail(timeout)
-		c.ws.CloseNow()
-		return timeout
-	}
-	if err != nil {
+	if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
 		return fmt.Errorf("ws: %w", err)
 	}
 	return nil

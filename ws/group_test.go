@@ -71,7 +71,7 @@ func (tk *ticker) mux(t testing.TB) *jsonrpc.Mux {
 // order; the stuck one is dropped with ErrSlowConsumer; Notify never blocks
 // and the server's memory stays bounded.
 //
-// No WriteTimeout is needed: dropping the stuck member ends its Peer, whose
+// No write timeout is needed: dropping the stuck member ends its Peer, whose
 // lifetime ctx bounds the blocked write, and coder/websocket then drops the
 // connection at once (TestWriteTimeout covers the timeout on its own).
 func TestGroupSlowConsumer(t *testing.T) {
@@ -170,11 +170,12 @@ func TestGroupSlowConsumer(t *testing.T) {
 func mib(n uint64) float64 { return float64(n) / (1 << 20) }
 
 // TestWriteTimeout: without a Group, a Peer writing to a client that stopped
-// reading blocks in Write until Options.WriteTimeout ends the connection;
+// reading blocks in Write until jsonrpc.Options.WriteTimeout ends the
+// connection;
 // the writer then gets ErrClosed and Wait reports the timeout.
 func TestWriteTimeout(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	ts := startServer(t, &ws.Server{Options: ws.Options{WriteTimeout: timeout}}, smallServerBuffers)
+	ts := startServer(t, &ws.Server{Options: ws.Options{Peer: &jsonrpc.Options{WriteTimeout: timeout}}}, smallServerBuffers)
 	ts.stuckClient(t)
 	server := ts.nextPeer(t)
 
@@ -193,7 +194,7 @@ func TestWriteTimeout(t *testing.T) {
 		t.Errorf("writes failed after %v, want just over the %v WriteTimeout", d, timeout)
 	}
 	werr := waitErr(t, "server Wait", server)
-	if !errors.Is(werr, context.DeadlineExceeded) {
-		t.Errorf("server Wait = %v, want it to wrap context.DeadlineExceeded", werr)
+	if !errors.Is(werr, jsonrpc.ErrWriteTimeout) || !errors.Is(werr, context.DeadlineExceeded) {
+		t.Errorf("server Wait = %v, want it to wrap ErrWriteTimeout and context.DeadlineExceeded", werr)
 	}
 }

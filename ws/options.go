@@ -35,11 +35,6 @@ type Options struct {
 	// ErrKeepalive. Default: DefaultPingTimeout.
 	PingTimeout time.Duration
 
-	// WriteTimeout, if positive, bounds each write: a remote that does not
-	// read for that long ends the connection, with a cause wrapping
-	// context.DeadlineExceeded. Default: no bound.
-	WriteTimeout time.Duration
-
 	// Compression negotiates permessage-deflate (without context takeover,
 	// so an idle connection holds no compressor state). Default: off.
 	Compression bool

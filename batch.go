@@ -171,6 +171,11 @@ func (b *outBatch) runIntercepted(ctx context.Context) error {
 					return nil, errors.New("jsonrpc: an interceptor called next twice in a batch")
 				}
 				arrived = true
+				if err := checkParams(info.Params); err != nil {
+					arrive(i, false)
+					return nil, err
+				}
+				b.params[i] = info.Params // an interceptor may have rewritten them
 				arrive(i, true)
 				select {
 				case <-sent:

@@ -332,6 +332,7 @@ func (p *Peer) callHandler(ctx context.Context, req *Request) (result any, err e
 	}
 	info := &CallInfo{Peer: p, Method: req.Method, ID: req.ID, Params: req.Params}
 	return p.intercept(info, func(ctx context.Context) (any, error) {
+		req.Params = info.Params // an interceptor may have rewritten them
 		return p.handler.ServeRPC(ctx, req)
 	})(ctx)
 }

@@ -16,7 +16,11 @@ type CallInfo struct {
 	Method string
 	// ID is the request id, or the zero ID for a notification.
 	ID ID
-	// Params are the raw params, nil when absent.
+	// Params are the raw params, nil when absent. An interceptor may
+	// replace them before it calls next (to add a token to every outbound
+	// call, say): outbound, what reaches the wire is Params as next finds
+	// them, which must then be a JSON object or array (or nil); inbound,
+	// the handler gets them as its Request.Params.
 	Params json.RawMessage
 }
 
@@ -55,4 +59,13 @@ func rawResult(v any) (json.RawMessage, error) {
 		return raw, nil
 	}
 	return marshalResult(v)
+}
+
+// checkParams checks params an interceptor may have replaced: nil, or JSON
+// that begins as an object or array does.
+func checkParams(raw json.RawMessage) error {
+	if t := trimSpace(raw); raw != nil && (len(t) == 0 || t[0] != '{' && t[0] != '[') {
+		return ErrInvalidParams
+	}
+	return nil
 }

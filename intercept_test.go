@@ -272,3 +272,50 @@ func TestTracingAndMetricsFit(t *testing.T) {
 		t.Errorf("counters %v", cnt.n)
 	}
 }
+
+// TestInterceptorRewritesParams: an outbound interceptor adds a token to
+// every call's params, and what reaches the wire (and the handler) is the
+// rewritten params; params that are no longer an object or array are
+// refused without being sent.
+func TestInterceptorRewritesParams(t *testing.T) {
+	addToken := func(ctx context.Context, info *CallInfo, next Invoker) (any, error) {
+		if info.Method == "broken" {
+			info.Params = []byte(`"nope"`)
+		} else {
+			info.Params = []byte(`{"token":"s3cret"}`)
+		}
+		return next(ctx)
+	}
+	got := make(chan string, 4)
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		got <- req.Method + " " + string(req.Params)
+		return nil, nil
+	})
+	client, _ := newPair(t, nil, h, &Options{Interceptors: []Interceptor{addToken}}, nil)
+	if err := client.Call(testCtx(t, wait), "a", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Notify(testCtx(t, wait), "b", []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	batch := []BatchElem{{Method: "c"}, {Method: "broken"}}
+	if err := client.Batch(testCtx(t, wait), batch); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(batch[1].Error, ErrInvalidParams) || batch[0].Error != nil {
+		t.Errorf("batch errors %v, %v", batch[0].Error, batch[1].Error)
+	}
+	if err := client.Call(testCtx(t, wait), "broken", nil, nil); !errors.Is(err, ErrInvalidParams) {
+		t.Errorf("Call with params rewritten to a string = %v, want ErrInvalidParams", err)
+	}
+	for _, want := range []string{`a {"token":"s3cret"}`, `b {"token":"s3cret"}`, `c {"token":"s3cret"}`} {
+		if g := within(t, got, want); g != want {
+			t.Errorf("handler got %s, want %s", g, want)
+		}
+	}
+	select {
+	case g := <-got:
+		t.Errorf("unexpected request reached the handler: %s", g)
+	case <-time.After(50 * time.Millisecond):
+	}
+}

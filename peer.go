@@ -259,7 +259,10 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 	}
 	info := &CallInfo{Peer: p, Outbound: true, Method: method, ID: id, Params: raw}
 	v, err := p.intercept(info, func(ctx context.Context) (any, error) {
-		resp, err := p.roundTrip(ctx, id, method, raw)
+		if err := checkParams(info.Params); err != nil {
+			return nil, err
+		}
+		resp, err := p.roundTrip(ctx, id, method, info.Params)
 		if err != nil {
 			return nil, err
 		}
@@ -369,12 +372,15 @@ func (p *Peer) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return err
 	}
-	send := func(ctx context.Context) (any, error) {
-		return nil, p.write(ctx, appendRequest(nil, ID{}, method, raw))
+	if len(p.opts.Interceptors) == 0 {
+		return p.write(ctx, appendRequest(nil, ID{}, method, raw))
 	}
-	if len(p.opts.Interceptors) > 0 {
-		send = p.intercept(&CallInfo{Peer: p, Outbound: true, Method: method, Params: raw}, send)
-	}
-	_, err = send(ctx)
+	info := &CallInfo{Peer: p, Outbound: true, Method: method, Params: raw}
+	_, err = p.intercept(info, func(ctx context.Context) (any, error) {
+		if err := checkParams(info.Params); err != nil {
+			return nil, err
+		}
+		return nil, p.write(ctx, appendRequest(nil, ID{}, method, info.Params))
+	})(ctx)
 	return err
 }

@@ -11,10 +11,38 @@ import (
 
 // process holds what a Conn made by Command needs to end its child.
 type process struct {
-	cmd    *exec.Cmd
-	stdin  *os.File // our end of the child's standard input
-	stdout *os.File // our end of the child's standard output
-	grace  time.Duration
+	cmd     *exec.Cmd
+	stdin   *os.File // our end of the child's standard input
+	stdout  *os.File // our end of the child's standard output
+	grace   time.Duration
+	exited  chan struct{} // closed when the child has exited and been reaped
+	waitErr error         // cmd.Wait's result, set before exited is closed
+}
+
+// exitWait is how long Read, seeing the child's output end, waits for the
+// child to exit so that it can report a failed exit as the cause.
+const exitWait = time.Second
+
+// reap waits for the child to exit. It runs from Command until the child has
+// exited, which Close ensures.
+func (p *process) reap() {
+	p.waitErr = p.cmd.Wait()
+	close(p.exited)
+}
+
+// endOfOutput is what Read returns when the child's output ends: io.EOF,
+// unless the child exits with a failure soon after, which is then the cause.
+func (p *process) endOfOutput() error {
+	t := time.NewTimer(exitWait)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		if p.waitErr != nil {
+			return fmt.Errorf("stdio: child process ended: %w", p.waitErr)
+		}
+	case <-t.C:
+	}
+	return io.EOF
 }
 
 // Command starts cmd and returns a Conn that writes messages to its standard
@@ -25,7 +53,9 @@ type process struct {
 // visible; set it to io.Discard or a buffer to change that.
 //
 // Read returns io.EOF when the child closes its standard output, normally by
-// exiting. Close ends the child gracefully: it closes the child's standard
+// exiting; if the child then exits with a failure (a crash, a non-zero
+// status) within a second, Read returns an error wrapping its
+// *exec.ExitError instead, so that the Peer ends with that cause. Close ends the child gracefully: it closes the child's standard
 // input, discards whatever the child still writes, waits up to
 // Options.GracePeriod for it to exit, then kills it; in every case it reaps
 // the child before returning, so no process or goroutine outlives Close.
@@ -68,10 +98,11 @@ func Command(cmd *exec.Cmd, opts *Options) (*Conn, error) {
 		return nil, fmt.Errorf("stdio: Command: %w", err)
 	}
 
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, grace: DefaultGracePeriod}
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, grace: DefaultGracePeriod, exited: make(chan struct{})}
 	if opts != nil && opts.GracePeriod != 0 {
 		p.grace = opts.GracePeriod
 	}
+	go p.reap() // owned by the Conn: Close makes the child exit and waits
 	c := newConn(outR, inW, opts)
 	c.proc = p
 	c.closeFn = func() error { return c.closeProcess() }
@@ -120,26 +151,22 @@ func (c *Conn) closeProcess() error {
 		close(drained)
 	}
 
-	waited := make(chan error, 1)
-	go func() { waited <- p.cmd.Wait() }()
-
 	killed := false
-	var err error
 	if p.grace < 0 {
 		p.cmd.Process.Kill()
 		killed = true
-		err = <-waited
 	} else {
 		timer := time.NewTimer(p.grace)
 		select {
-		case err = <-waited:
+		case <-p.exited:
 		case <-timer.C:
 			p.cmd.Process.Kill()
 			killed = true
-			err = <-waited
 		}
 		timer.Stop()
 	}
+	<-p.exited
+	err := p.waitErr
 	p.stdout.Close() // ends the drain, even if a grandchild holds the pipe
 	<-drained
 

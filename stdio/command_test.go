@@ -175,8 +175,10 @@ func TestCommandCrash(t *testing.T) {
 	c := startChild(t, "crash", nil)
 	var err error
 	within(t, 10*time.Second, "Read", func() { _, err = c.Read(ctx) })
-	if err != io.EOF {
-		t.Errorf("Read from a crashed child = %v, want io.EOF", err)
+	// The crash, not a clean io.EOF, is what ended the stream.
+	var readExit *exec.ExitError
+	if errors.Is(err, io.EOF) || !errors.As(err, &readExit) || readExit.ExitCode() != 3 {
+		t.Errorf("Read from a crashed child = %v, want an error wrapping exit status 3", err)
 	}
 	within(t, 10*time.Second, "Close", func() { err = c.Close() })
 	var exitErr *exec.ExitError

@@ -186,6 +186,9 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	if err == nil {
 		return msg, nil
 	}
+	if err == io.EOF && c.proc != nil {
+		err = c.proc.endOfOutput()
+	}
 	switch {
 	case ctx.Err() != nil:
 		err = ctx.Err()

@@ -1,0 +1,63 @@
+// Command agent is a desktop agent host that embeds tools as child processes
+// and talks JSON-RPC 2.0 to each over the child's stdin and stdout with line
+// framing (newline-delimited JSON, as the Model Context Protocol's stdio
+// transport does). Both directions share the one pipe: the host calls the
+// tools, and the tools call back into the host while answering.
+//
+//	go run ./examples/agent
+//
+// prints a transcript of a session and exits 0. The binary plays every role:
+// with no flag it is the host, which starts itself twice as tools:
+//
+//	agent -tool files   # files.read and files.delete, which call back the host
+//	agent -tool flaky   # flaky.echo, and flaky.crash, which exits with status 3
+//
+// The host keeps the files in an in-memory sandbox (host.readFile) and decides
+// what may be deleted (host.confirm refuses anything under /etc). It lists the
+// tools' methods, calls them, sends a batch, sees flaky crash mid-call (the
+// call fails with jsonrpc.ErrClosed and the child's exit status is reported)
+// and goes on using files, then closes both tools and reaps them.
+//
+// Every call to a tool carries a token that the host hands the tool in the
+// AGENT_TOOL_TOKEN environment variable; a tool's interceptor refuses calls
+// without it (code -32010). The host logs each of its outbound calls with
+// log/slog through an interceptor.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+func main() {
+	toolName := flag.String("tool", "", "serve the named tool (files or flaky) over stdin/stdout, as the host starts it")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: agent [-tool files|flaky]\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+
+	var err error
+	if *toolName != "" {
+		err = runTool(*toolName)
+	} else {
+		err = runHost(os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "agent: %v\n", err)
+		if _, usage := err.(usageError); usage {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// usageError is an error in how the program was invoked: exit status 2.
+type usageError string
+
+func (e usageError) Error() string { return string(e) }

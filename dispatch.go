@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -31,12 +32,20 @@ type dispatcher struct {
 	active map[ID]task   // inbound calls queued or running, for cancellation
 }
 
-// lane is a FIFO of jobs with at most max runners.
+// lane is a FIFO of jobs with at most max runners. A runner that finds the
+// lane empty lingers for a moment before it exits, so that a steady stream
+// of requests reuses one goroutine (whose stack has already grown to what
+// the handlers need) instead of starting a new one per request.
 type lane struct {
 	q       []job
-	running int
+	running int           // runners, lingering ones included
+	waiting int           // runners lingering for work
+	wake    chan struct{} // wakes lingering runners; never closed
 	max     int
 }
+
+// linger is how long a runner waits for more work before it exits.
+const linger = 2 * time.Millisecond
 
 // job is one inbound message's work: a single request, or a batch's
 // elements (which may include invalid ones that just get their error).
@@ -59,11 +68,12 @@ func (d *dispatcher) init(p *Peer) {
 	if p.opts.ConcurrentNotifications {
 		d.notes.max = p.opts.MaxConcurrent
 	}
+	d.calls.wake = make(chan struct{}, d.calls.max)
+	d.notes.wake = make(chan struct{}, d.notes.max)
 }
 
 // submit queues msgs as one job. It reports false, taking nothing, when the
-// queue is full. Only the read loop calls it, and the read loop holds a
-// count on the Peer's WaitGroup, so runners may be added to it here.
+// queue is full.
 func (d *dispatcher) submit(msgs []message, batch bool) bool {
 	l := &d.calls
 	if !batch && msgs[0].req.IsNotification() && msgs[0].invalid == nil {
@@ -85,15 +95,29 @@ func (d *dispatcher) submit(msgs []message, batch bool) bool {
 	for i, m := range msgs {
 		j.tasks[i] = d.newTask(m, l == &d.calls)
 	}
-	if l.running < l.max {
+	l.q = append(l.q, j)
+	d.queued++
+	d.kick(l)
+	return true
+}
+
+// kick sees to it that a job just queued in l will be run: by a lingering
+// runner if there are at least as many of them as queued jobs, else by a
+// new runner if l has a free slot, else by the next runner to finish.
+// Called with d.mu held, by the read loop or a handler that holds a count
+// on the Peer's WaitGroup, so runners may be added to it.
+func (d *dispatcher) kick(l *lane) {
+	switch {
+	case len(l.q) <= l.waiting:
+		select {
+		case l.wake <- struct{}{}:
+		default: // as many wake-ups as lingering runners are pending
+		}
+	case l.running < l.max:
 		l.running++
 		d.p.wg.Add(1)
-		go d.run(l, j)
-	} else {
-		l.q = append(l.q, j)
-		d.queued++
+		go d.run(l, d.pop(l))
 	}
-	return true
 }
 
 // parkKey marks the ctx of a calls-lane handler with its dispatcher.
@@ -123,12 +147,41 @@ func (d *dispatcher) newTask(m message, canPark bool) task {
 	return t
 }
 
-// run serves j, then whatever is queued in l, and exits when l is empty.
+// run serves j, then whatever is queued in l, and exits once l has stayed
+// empty for the linger time.
 func (d *dispatcher) run(l *lane, j job) {
 	defer d.p.wg.Done()
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		d.p.runJob(j)
 		d.mu.Lock()
+		for len(l.q) == 0 && !d.closed && l.running <= l.max {
+			if timer == nil {
+				timer = time.NewTimer(linger)
+			} else {
+				timer.Reset(linger)
+			}
+			l.waiting++
+			d.signalIdle()
+			d.mu.Unlock()
+			expired := false
+			select {
+			case <-l.wake:
+			case <-timer.C:
+				expired = true
+			case <-d.p.done:
+			}
+			d.mu.Lock()
+			l.waiting--
+			if expired {
+				break
+			}
+		}
 		// running exceeds max when parked handlers have taken their
 		// slots back: then this runner leaves the queue to the others.
 		if len(l.q) == 0 || d.closed || l.running > l.max {
@@ -167,10 +220,8 @@ func (d *dispatcher) park(ctx context.Context) (unpark func()) {
 	d.parked++
 	// A runner may join the WaitGroup here: while the dispatcher is not
 	// closed, the read loop still holds a count on it.
-	if !d.closed && len(l.q) > 0 && l.running < l.max {
-		l.running++
-		d.p.wg.Add(1)
-		go d.run(l, d.pop(l))
+	if !d.closed && len(l.q) > 0 {
+		d.kick(l)
 	}
 	return func() {
 		d.mu.Lock()
@@ -194,7 +245,8 @@ func (d *dispatcher) drain() <-chan struct{} {
 
 // signalIdle closes idle if draining and nothing runs. Called with d.mu held.
 func (d *dispatcher) signalIdle() {
-	if d.idle == nil || d.calls.running+d.notes.running+d.parked > 0 {
+	busy := d.calls.running - d.calls.waiting + d.notes.running - d.notes.waiting
+	if d.idle == nil || busy+d.parked > 0 {
 		return
 	}
 	select {

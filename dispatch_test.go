@@ -155,3 +155,24 @@ func TestConcurrentNotifications(t *testing.T) {
 	}
 	eventually(t, "both notifications to run at once", func() bool { return ok.Load() == 2 })
 }
+
+// TestSecondJobNotLeftToOneLingeringRunner pins a bug of runner reuse: with
+// one runner lingering, two requests arriving back to back were both queued
+// for it; it took the first, which blocks, and the second waited forever.
+func TestSecondJobNotLeftToOneLingeringRunner(t *testing.T) {
+	for i := range 50 {
+		h := mux(t, map[string]HandlerFunc{
+			"quick": func(ctx context.Context, r *Request) (any, error) { return 1, nil },
+			"block": func(ctx context.Context, r *Request) (any, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			},
+		})
+		_, raw := newRaw(t, h, nil)
+		raw.call(`{"jsonrpc":"2.0","id":1,"method":"quick"}`) // leaves a runner lingering
+		raw.send(`{"jsonrpc":"2.0","id":2,"method":"block"}`)
+		if got := raw.call(`{"jsonrpc":"2.0","id":3,"method":"quick"}`); string(got) != `{"jsonrpc":"2.0","id":3,"result":1}` {
+			t.Fatalf("round %d: got %s", i, got)
+		}
+	}
+}

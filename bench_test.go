@@ -1,0 +1,71 @@
+package jsonrpc
+
+import (
+	"context"
+	"testing"
+)
+
+// These benchmarks measure the Peer alone over the in-memory Pipe (no
+// framing, no socket); bench/ compares whole stacks with other libraries.
+
+type addParams struct{ A, B int }
+
+func benchPair(b *testing.B) *Peer {
+	m := NewMux()
+	Register(m, "add", func(ctx context.Context, p addParams) (int, error) { return p.A + p.B, nil })
+	c1, c2 := Pipe()
+	server, client := NewPeer(c1, m, nil), NewPeer(c2, nil, nil)
+	b.Cleanup(func() {
+		client.Close()
+		server.Close()
+		client.Wait()
+		server.Wait()
+	})
+	return client
+}
+
+// BenchmarkCall is one call in flight: client and server allocations
+// together, as both run in this process.
+func BenchmarkCall(b *testing.B) {
+	client := benchPair(b)
+	ctx := context.Background()
+	params := addParams{A: 1, B: 2}
+	b.ReportAllocs()
+	for b.Loop() {
+		var n int
+		if err := client.Call(ctx, "add", params, &n); err != nil || n != 3 {
+			b.Fatal(n, err)
+		}
+	}
+}
+
+// BenchmarkCallParallel shares one connection among many goroutines.
+func BenchmarkCallParallel(b *testing.B) {
+	client := benchPair(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.RunParallel(func(pb *testing.PB) {
+		params := addParams{A: 1, B: 2}
+		for pb.Next() {
+			var n int
+			if err := client.Call(ctx, "add", params, &n); err != nil || n != 3 {
+				b.Error(n, err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkNotify sends notifications one way.
+func BenchmarkNotify(b *testing.B) {
+	client := benchPair(b)
+	ctx := context.Background()
+	params := addParams{A: 1, B: 2}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := client.Notify(ctx, "add", params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -29,6 +29,16 @@ type dispatcher struct {
 	parked int // calls-lane handlers waiting for a reply (see park)
 	closed bool
 	idle   chan struct{} // non-nil while draining; closed when no work is left
+
+	// While notifications are ordered, a call does not start before the
+	// notifications that arrived ahead of it have been handled (LSP: a
+	// hover after a didChange sees the change), unless one of them waits
+	// for a reply of its own, which the remote side might need that very
+	// call to give.
+	notesIn   uint64        // notifications taken into the ordered lane
+	notesDone uint64        // of which handled
+	notesHeld int           // notes-lane handlers waiting in Call or Batch
+	progress  chan struct{} // closed when notesDone or notesHeld changes
 	active map[ID]task   // inbound calls queued or running, for cancellation
 }
 
@@ -52,6 +62,7 @@ const linger = 2 * time.Millisecond
 type job struct {
 	tasks []task
 	batch bool
+	after uint64 // a call waits until notesDone reaches it
 }
 
 // task is one request and the ctx its handler gets.
@@ -93,7 +104,14 @@ func (d *dispatcher) submit(msgs []message, batch bool) bool {
 	}
 	j := job{tasks: make([]task, len(msgs)), batch: batch}
 	for i, m := range msgs {
-		j.tasks[i] = d.newTask(m, l == &d.calls)
+		j.tasks[i] = d.newTask(m, l)
+	}
+	if d.orderedNotes() {
+		if l == &d.notes {
+			d.notesIn++
+		} else {
+			j.after = d.notesIn
+		}
 	}
 	l.q = append(l.q, j)
 	d.queued++
@@ -123,16 +141,19 @@ func (d *dispatcher) kick(l *lane) {
 // parkKey marks the ctx of a calls-lane handler with its dispatcher.
 type parkKey struct{}
 
+// orderedNotes reports whether notifications run one at a time in order.
+func (d *dispatcher) orderedNotes() bool { return d.notes.max == 1 }
+
 // newTask gives a call its own cancellable ctx, registered by id so that a
-// cancel notification can reach it; in the calls lane, the ctx lets the
-// handler park. Called with d.mu held.
-func (d *dispatcher) newTask(m message, canPark bool) task {
+// cancel notification can reach it; the ctx names the task's lane, so that
+// its handler can park (see park). Called with d.mu held.
+func (d *dispatcher) newTask(m message, l *lane) task {
 	t := task{msg: m, ctx: d.p.ctx}
 	if m.invalid != nil {
 		return t
 	}
-	if canPark {
-		t.ctx = context.WithValue(t.ctx, parkKey{}, d)
+	if l == &d.calls || d.orderedNotes() {
+		t.ctx = context.WithValue(t.ctx, parkKey{}, l)
 	}
 	if m.req.IsNotification() {
 		return t
@@ -158,8 +179,15 @@ func (d *dispatcher) run(l *lane, j job) {
 		}
 	}()
 	for {
+		if j.after > 0 {
+			d.awaitNotes(j.after)
+		}
 		d.p.runJob(j)
 		d.mu.Lock()
+		if l == &d.notes && d.orderedNotes() {
+			d.notesDone++
+			d.notesProgressed()
+		}
 		for len(l.q) == 0 && !d.closed && l.running <= l.max {
 			if timer == nil {
 				timer = time.NewTimer(linger)
@@ -204,18 +232,58 @@ func (d *dispatcher) pop(l *lane) job {
 	return j
 }
 
+// awaitNotes waits until the ordered notifications up to after have been
+// handled, or one of them waits for a reply, or the connection has ended.
+func (d *dispatcher) awaitNotes(after uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.notesDone < after && d.notesHeld == 0 && !d.closed {
+		if d.progress == nil {
+			d.progress = make(chan struct{})
+		}
+		ch := d.progress
+		d.mu.Unlock()
+		select {
+		case <-ch:
+		case <-d.p.done:
+		}
+		d.mu.Lock()
+	}
+}
+
+// notesProgressed wakes the calls waiting in awaitNotes. Called with d.mu
+// held.
+func (d *dispatcher) notesProgressed() {
+	if d.progress != nil {
+		close(d.progress)
+		d.progress = nil
+	}
+}
+
 // park is called by Call and Batch before they wait for a reply. If ctx is
 // that of a calls-lane handler of this dispatcher, the handler gives its
 // slot back, and a queued job may start in its place; the returned func
 // takes the slot back, which may leave the lane above its limit until a
-// runner finishes its job.
+// runner finishes its job. If ctx is that of an ordered notification, the
+// calls that wait for it may start.
 func (d *dispatcher) park(ctx context.Context) (unpark func()) {
-	if ctx.Value(parkKey{}) != d || ctx.Err() != nil {
+	l, _ := ctx.Value(parkKey{}).(*lane)
+	if l == nil || l != &d.calls && l != &d.notes || ctx.Err() != nil {
 		return func() {}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	l := &d.calls
+	if l == &d.notes {
+		// An ordered notification keeps its place (the next one must not
+		// start), but the calls it holds back may run meanwhile.
+		d.notesHeld++
+		d.notesProgressed()
+		return func() {
+			d.mu.Lock()
+			d.notesHeld--
+			d.mu.Unlock()
+		}
+	}
 	l.running--
 	d.parked++
 	// A runner may join the WaitGroup here: while the dispatcher is not

@@ -176,3 +176,68 @@ func TestSecondJobNotLeftToOneLingeringRunner(t *testing.T) {
 		}
 	}
 }
+
+// TestCallsWaitForEarlierNotifications: a call starts only after the
+// notifications that arrived before it were handled, as LSP needs (a hover
+// after many didChange must see them all).
+func TestCallsWaitForEarlierNotifications(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	h := mux(t, map[string]HandlerFunc{
+		"inc": func(ctx context.Context, r *Request) (any, error) {
+			time.Sleep(10 * time.Microsecond)
+			mu.Lock()
+			n++
+			mu.Unlock()
+			return nil, nil
+		},
+		"get": func(ctx context.Context, r *Request) (any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return n, nil
+		},
+	})
+	client, _ := newPair(t, nil, h, nil, nil)
+	for round := 1; round <= 10; round++ {
+		for range 200 {
+			if err := client.Notify(testCtx(t, wait), "inc", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got int
+		if err := client.Call(testCtx(t, wait), "get", nil, &got); err != nil || got != 200*round {
+			t.Fatalf("round %d: get = %d, %v; want %d", round, got, err, 200*round)
+		}
+	}
+}
+
+// TestNotificationCallingBackDoesNotBlockCalls: a notification handler that
+// calls the remote side, whose handler calls back into this Peer, does not
+// deadlock against the ordering of calls behind notifications.
+func TestNotificationCallingBackDoesNotBlockCalls(t *testing.T) {
+	aMux := mux(t, map[string]HandlerFunc{
+		"opened": func(ctx context.Context, r *Request) (any, error) {
+			var v int
+			err := PeerFromContext(ctx).Call(ctx, "config", nil, &v)
+			return nil, err
+		},
+		"value": func(ctx context.Context, r *Request) (any, error) { return 7, nil },
+	})
+	bMux := mux(t, map[string]HandlerFunc{
+		"config": func(ctx context.Context, r *Request) (any, error) {
+			var v int
+			err := PeerFromContext(ctx).Call(ctx, "value", nil, &v) // waits behind "opened"
+			return v, err
+		},
+		"done": func(ctx context.Context, r *Request) (any, error) { return true, nil },
+	})
+	_, b := newPair(t, aMux, bMux, nil, nil)
+	if err := b.Notify(testCtx(t, wait), "opened", nil); err != nil {
+		t.Fatal(err)
+	}
+	// A call from b queued behind "opened" on a also completes.
+	var v int
+	if err := b.Call(testCtx(t, wait), "value", nil, &v); err != nil || v != 7 {
+		t.Fatalf("value = %d, %v", v, err)
+	}
+}

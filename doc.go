@@ -25,8 +25,13 @@
 //   - Inbound calls run concurrently, up to Options.MaxConcurrent at once;
 //     more wait in a queue bounded by Options.MaxQueued, and a call that
 //     finds it full is answered at once with CodeOverloaded.
-//   - Inbound notifications run one at a time in arrival order (LSP's
-//     didChange relies on it), unless Options.ConcurrentNotifications.
+//   - Inbound notifications run one at a time in arrival order, and a call
+//     starts only once the notifications that arrived before it have been
+//     handled (LSP relies on both: a hover after a run of didChange sees
+//     every change), unless Options.ConcurrentNotifications. A
+//     notification handler that waits for a reply of its own lets the
+//     calls behind it start, since the other side may need one of them to
+//     answer.
 //   - The elements of an inbound batch run concurrently, up to
 //     Options.BatchConcurrency at once; one reply array is written when all
 //     are done.

@@ -25,7 +25,8 @@ const (
 	CodeOverloaded = -32000
 
 	// CodeShuttingDown answers a call that arrived after Shutdown began.
-	CodeShuttingDown = -32002
+	// (Not -32002, which LSP uses for ServerNotInitialized.)
+	CodeShuttingDown = -32003
 
 	// CodeRequestCancelled answers a call whose handler returned a context
 	// cancellation error, as LSP defines it for $/cancelRequest.

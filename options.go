@@ -40,8 +40,10 @@ type Options struct {
 	BatchConcurrency int
 
 	// ConcurrentNotifications lets inbound notifications run concurrently,
-	// like calls. By default they run one at a time in arrival order, which
-	// protocols such as LSP rely on.
+	// like calls, and calls start without waiting for them. By default
+	// notifications run one at a time in arrival order, and a call waits
+	// for the notifications that arrived before it, which protocols such
+	// as LSP rely on.
 	ConcurrentNotifications bool
 
 	// CancelMethod names the notification that cancels a call, in both

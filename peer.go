@@ -24,8 +24,9 @@ import (
 //     the elements of an inbound batch run concurrently among themselves, at
 //     most Options.BatchConcurrency at once, and one reply array is written
 //     when all are done.
-//   - Inbound notifications run one at a time, in arrival order, apart from
-//     calls (unless Options.ConcurrentNotifications).
+//   - Inbound notifications run one at a time, in arrival order, and a call
+//     does not start before the notifications that arrived ahead of it are
+//     done (unless Options.ConcurrentNotifications; see the package doc).
 //   - Replies to the Peer's own calls are routed by the read loop the moment
 //     they arrive: it never runs user code and never waits for a handler
 //     slot, so a handler may call back the remote side (even with every slot
@@ -138,8 +139,10 @@ func (p *Peer) Done() <-chan struct{} { return p.done }
 func (p *Peer) end(cause error) {
 	p.endOnce.Do(func() {
 		p.cause = cause
-		p.cancel()
+		// The pending table first: whoever sees the lifetime ctx end
+		// (writeLocked) finds the error with its cause in it.
 		p.pending.close(fmt.Errorf("%w: %w", ErrClosed, cause))
+		p.cancel()
 		p.inbound.close()
 		close(p.done)
 		p.conn.Close() // last: a transport's close handshake may take a while

@@ -35,7 +35,7 @@ func slowMux(t testing.TB, started chan<- struct{}) *jsonrpc.Mux {
 func wantShuttingDownOrClosed(t testing.TB, err error) {
 	t.Helper()
 	if !errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeShuttingDown}) && !errors.Is(err, jsonrpc.ErrClosed) {
-		t.Errorf("call after Shutdown began = %v, want code -32002 or ErrClosed", err)
+		t.Errorf("call after Shutdown began = %v, want code -32003 or ErrClosed", err)
 	}
 }
 

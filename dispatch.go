@@ -39,7 +39,7 @@ type dispatcher struct {
 	notesDone uint64        // of which handled
 	notesHeld int           // notes-lane handlers waiting in Call or Batch
 	progress  chan struct{} // closed when notesDone or notesHeld changes
-	active map[ID]task   // inbound calls queued or running, for cancellation
+	active    map[ID]task   // inbound calls queued or running, for cancellation
 }
 
 // lane is a FIFO of jobs with at most max runners. A runner that finds the
@@ -98,8 +98,7 @@ func (d *dispatcher) submit(msgs []message, batch bool) bool {
 	if d.idle != nil {
 		return false // draining: take no new work
 	}
-	if l.running >= l.max && d.queued >= d.p.opts.MaxQueued ||
-		d.queued+d.parked >= d.p.opts.MaxQueued {
+	if d.full(l) {
 		return false
 	}
 	j := job{tasks: make([]task, len(msgs)), batch: batch}
@@ -117,6 +116,47 @@ func (d *dispatcher) submit(msgs []message, batch bool) bool {
 	d.queued++
 	d.kick(l)
 	return true
+}
+
+// full reports whether l can take no more work. Called with d.mu held.
+func (d *dispatcher) full(l *lane) bool {
+	max := d.p.opts.MaxQueued
+	return l.running >= l.max && d.queued >= max || d.queued+d.parked >= max
+}
+
+// waitForNotes is called by the read loop when a notification found the
+// queue full. Rather than drop it, the read loop stops reading until there
+// is room, which pushes back on the sender through the transport; but only
+// while no call of this Peer waits for a reply, which only the read loop
+// can deliver. It reports whether there is room now; false means the
+// notification is to be dropped (a reply is awaited, or the Peer ends).
+func (d *dispatcher) waitForNotes() bool {
+	poll := time.NewTicker(10 * time.Millisecond) // to see calls made meanwhile
+	defer poll.Stop()
+	for {
+		d.mu.Lock()
+		if d.closed || d.idle != nil {
+			d.mu.Unlock()
+			return false
+		}
+		if !d.full(&d.notes) {
+			d.mu.Unlock()
+			return true
+		}
+		if d.progress == nil {
+			d.progress = make(chan struct{})
+		}
+		progressed := d.progress
+		d.mu.Unlock()
+		if d.p.pending.len() > 0 {
+			return false
+		}
+		select {
+		case <-progressed:
+		case <-poll.C:
+		case <-d.p.done:
+		}
+	}
 }
 
 // kick sees to it that a job just queued in l will be run: by a lingering

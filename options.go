@@ -19,10 +19,12 @@ type Options struct {
 
 	// MaxQueued bounds the inbound calls, batches and notifications waiting
 	// for a handler. When it is reached, a call or batch is answered at once
-	// with a CodeOverloaded error and a notification is dropped and logged;
-	// the Peer never stops reading, so replies to its own calls keep
-	// flowing. Handlers waiting for the reply to a Call they made on their
-	// own Peer count against it too. Default: 4096.
+	// with a CodeOverloaded error. A notification makes the read loop wait
+	// for room, pushing back on the sender through the transport, but only
+	// while none of this Peer's calls waits for a reply (which only the read
+	// loop can deliver); if one does, the notification is dropped and
+	// logged instead. Handlers waiting for the reply to a Call they made on
+	// their own Peer count against it too. Default: 4096.
 	MaxQueued int
 
 	// MaxPending bounds this Peer's own calls waiting for replies; a Call

@@ -242,3 +242,63 @@ func TestReadLoopNeverWaitsToWrite(t *testing.T) {
 		t.Errorf("%d refusals delivered of %d calls", got, n)
 	}
 }
+
+// TestNotificationFloodPushesBack: notifications sent faster than they are
+// handled, past MaxQueued, are not dropped: the read loop waits for room,
+// which pushes back on the sender (here, through the Pipe).
+func TestNotificationFloodPushesBack(t *testing.T) {
+	var n atomic.Int64
+	h := mux(t, map[string]HandlerFunc{"inc": func(ctx context.Context, r *Request) (any, error) {
+		time.Sleep(50 * time.Microsecond)
+		n.Add(1)
+		return nil, nil
+	}})
+	client, _ := newPair(t, nil, h, nil, &Options{MaxQueued: 4})
+	const total = 500
+	for range total {
+		if err := client.Notify(testCtx(t, wait), "inc", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "every notification handled", func() bool { return n.Load() == total })
+}
+
+// TestNotificationFloodWhileAwaitingReply: while the flooded Peer waits for
+// a reply of its own, its read loop must keep reading to deliver it, so it
+// drops what does not fit (and logs it) rather than wait; the call still
+// gets its reply.
+func TestNotificationFloodWhileAwaitingReply(t *testing.T) {
+	release := make(chan struct{})
+	var handled atomic.Int64
+	serverMux := mux(t, map[string]HandlerFunc{"inc": func(ctx context.Context, r *Request) (any, error) {
+		<-release
+		handled.Add(1)
+		return nil, nil
+	}})
+	answered := make(chan struct{})
+	clientMux := mux(t, map[string]HandlerFunc{"ask": func(ctx context.Context, r *Request) (any, error) {
+		<-answered
+		return "yes", nil
+	}})
+	client, server := newPair(t, clientMux, serverMux, nil, &Options{MaxQueued: 4})
+	got := make(chan error, 1)
+	go func() {
+		var s string
+		got <- server.Call(testCtx(t, wait), "ask", nil, &s)
+	}()
+	eventually(t, "the server's call pending", func() bool { return server.pending.len() == 1 })
+	for range 20 {
+		if err := client.Notify(testCtx(t, wait), "inc", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(answered)
+	if err := within(t, got, "the server's call"); err != nil {
+		t.Fatalf("server's call: %v", err)
+	}
+	close(release)
+	eventually(t, "the queued notifications handled", func() bool { return handled.Load() >= 5 })
+	if h := handled.Load(); h == 20 {
+		t.Logf("no notification was dropped (%d handled)", h)
+	}
+}

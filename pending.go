@@ -22,6 +22,13 @@ func (t *pendingTable) err() error {
 	return t.closed
 }
 
+// len returns the number of calls waiting for replies.
+func (t *pendingTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.calls)
+}
+
 // add registers a call and returns the channel its outcome arrives on: the
 // reply, or nil when the connection ended (err then says why). add fails
 // with that error once the table is closed, and with ErrTooManyPending

@@ -84,8 +84,11 @@ func (p *Peer) route(data []byte) {
 	if len(work) == 0 {
 		return
 	}
-	if !p.inbound.submit(work, batch) {
-		p.overloaded(work, batch)
+	for !p.inbound.submit(work, batch) {
+		if batch || !work[0].req.IsNotification() || work[0].invalid != nil || !p.inbound.waitForNotes() {
+			p.overloaded(work, batch)
+			return
+		}
 	}
 }
 

@@ -222,3 +222,33 @@ func TestCommandErrors(t *testing.T) {
 		t.Errorf("ProcessState of a NewConn Conn = %v", ps)
 	}
 }
+
+// TestStdioCloseFromHandler: a handler of a Peer on Stdio closes its Peer
+// while the parent keeps the child's stdin open; Close must interrupt the
+// read loop's Read on stdin, so the child exits on its own.
+func TestStdioCloseFromHandler(t *testing.T) {
+	c := startChild(t, "close-from-handler", &Options{Framing: Line})
+	defer c.Close()
+	ctx := timeoutCtx(t)
+	if err := c.Write(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"quit"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// The child ends its output when it exits; its reply may or may not
+	// have been written first.
+	var err error
+	within(t, 5*time.Second, "the child's exit", func() {
+		for err == nil {
+			_, err = c.Read(ctx)
+		}
+	})
+	if !errors.Is(err, io.EOF) {
+		t.Errorf("Read = %v, want io.EOF once the child exited 0", err)
+	}
+	// Its stdout ending is not enough: the child itself must be gone,
+	// with its stdin still open on our side.
+	select {
+	case <-c.proc.exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the child is still running: Close in its handler did not end its read loop")
+	}
+}

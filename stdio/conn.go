@@ -120,14 +120,25 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	return c
 }
 
-// Stdio returns a Conn over os.Stdin and os.Stdout, for a program that is
-// itself the server (or client) of a stdio transport. Close closes both.
+// Stdio returns a Conn over standard input and output, for a program that
+// is itself the server (or client) of a stdio transport. Close closes both.
 //
-// When standard input is in blocking mode, as an inherited pipe or terminal
-// usually is, closing it does not interrupt a pending Read: that Read
-// returns once input arrives or the other end closes the stream.
+// On Unix, when standard input is a pipe or a socket (as when an editor or
+// an agent host starts the program), Close interrupts a pending Read, so a
+// Peer on it can be closed at any time, from a handler too. When it is a
+// terminal or a file, and on other systems, a pending Read returns only once
+// input arrives or the stream ends.
 func Stdio(opts *Options) *Conn {
-	return NewConn(os.Stdin, os.Stdout, opts)
+	in, release := openStdin()
+	c := newConn(in, os.Stdout, opts)
+	c.closeFn = func() error {
+		werr := os.Stdout.Close()
+		if rerr := release(); werr == nil {
+			werr = rerr
+		}
+		return werr
+	}
+	return c
 }
 
 func newConn(r io.Reader, w io.Writer, opts *Options) *Conn {

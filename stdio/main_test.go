@@ -34,6 +34,8 @@ func runChild(mode string) int {
 		return echo(Line)
 	case "crash":
 		return 3
+	case "close-from-handler":
+		return closeFromHandler()
 	case "ignore-stdin":
 		// Never reads stdin; the parent must kill it. The sleep bounds
 		// the child's life should the parent fail to.
@@ -63,6 +65,20 @@ func echo(f Framing) int {
 			return 1
 		}
 	}
+}
+
+// closeFromHandler serves "quit", whose handler closes its own Peer, over
+// Stdio, and exits 0 once the Peer has ended, while the parent keeps stdin
+// open: Close must interrupt the read loop's pending Read on stdin.
+func closeFromHandler() int {
+	makeStdinBlocking()
+	mux := jsonrpc.NewMux()
+	mux.HandleFunc("quit", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+		return nil, jsonrpc.PeerFromContext(ctx).Close()
+	})
+	p := jsonrpc.NewPeer(Stdio(&Options{Framing: Line}), mux, nil)
+	p.Wait()
+	return 0
 }
 
 // tooLarge stands for a skipped message in the results of readAll.

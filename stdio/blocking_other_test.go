@@ -1,0 +1,5 @@
+//go:build !unix
+
+package stdio
+
+func makeStdinBlocking() {}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseAndMedian(t *testing.T) {
+	in := `goos: linux
+BenchmarkW1/ours-ws-2         	    8374	     60000 ns/op	    2761 B/op	      47 allocs/op
+BenchmarkW1/ours-ws-2         	    8374	     40000 ns/op	    2761 B/op	      47 allocs/op
+BenchmarkW1/raw-ws-2          	   11314	     20000 ns/op	       0 B/op	       0 allocs/op
+--- BENCH: BenchmarkW4/ours-ws-2
+    bench_test.go:185: 5846 of 49749 notifications were not counted (dropped)
+BenchmarkW4/ours-tcp-header-2 	   33166	      5685 ns/op	         0.2692 lost/op	     917 B/op	      22 allocs/op
+BenchmarkIdle/ours-ws-2       	       1	    585583 ns/op	     58174 B/peer	         5.000 goroutines/peer	      9963 peers
+`
+	s := samples{}
+	if err := parse(strings.NewReader(in), s); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.get("W1", "ours-ws", "ns/op"); got != 50000 {
+		t.Errorf("median ns/op = %v, want 50000", got)
+	}
+	if got := s.get("W1", rawOf("ours-ws"), "ns/op"); got != 20000 {
+		t.Errorf("raw ns/op = %v, want 20000", got)
+	}
+	if got := s.get("W4", "ours-tcp-header", "lost/op"); got != 0.2692 {
+		t.Errorf("lost/op = %v", got)
+	}
+	if got := s.get("Idle", "ours-ws", "B/peer"); got != 58174 {
+		t.Errorf("B/peer = %v", got)
+	}
+	if got := rawOf("sourcegraph-tcp-header"); got != "raw-tcp-header" {
+		t.Errorf("rawOf = %q", got)
+	}
+	if got := s.impls("W1"); strings.Join(got, ",") != "ours-ws,raw-ws" {
+		t.Errorf("impls = %v", got)
+	}
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every benchmark of the bench module ROUNDS times, interleaved
+# (W1 W1echo ... Idle, then again), appending to one results file, then
+# prints a benchstat table and the ratios to the raw limits (medians).
+#
+#   bench/run.sh                 # 6 rounds, results in bench/results/
+#   ROUNDS=3 BENCHTIME=0.2s bench/run.sh
+#   BENCH='W1$|W2' bench/run.sh  # a subset (a -bench regexp)
+#
+# Needs about 6 minutes on 2 cores with the defaults.
+set -euo pipefail
+
+cd "$(dirname "$0")"
+ROUNDS=${ROUNDS:-6}
+BENCHTIME=${BENCHTIME:-0.3s}
+BENCH=${BENCH:-.}
+OUT=${OUT:-results/$(date +%Y%m%d-%H%M%S).txt}
+
+mkdir -p .bin results
+export GOBIN="$PWD/.bin"
+if [ ! -x .bin/benchstat ]; then
+	echo "installing benchstat into bench/.bin" >&2
+	go install golang.org/x/perf/cmd/benchstat@latest
+fi
+
+start=$(date +%s)
+go test -c -o .bin/bench.test .
+go build -o .bin/ratios ./cmd/ratios
+
+: >"$OUT"
+for i in $(seq 1 "$ROUNDS"); do
+	echo "round $i/$ROUNDS ($(($(date +%s) - start))s)" >&2
+	./.bin/bench.test -test.run='^$' -test.bench="$BENCH" \
+		-test.benchtime="$BENCHTIME" -test.benchmem -test.timeout=30m >>"$OUT"
+done
+elapsed=$(($(date +%s) - start))
+
+echo
+echo "# benchstat (median ± 95% CI over $ROUNDS interleaved rounds; raw results in bench/$OUT)"
+echo
+./.bin/benchstat "$OUT"
+echo
+echo "# ratios to the raw limit of the same transport (medians of $ROUNDS rounds)"
+./.bin/ratios "$OUT"
+echo
+echo "total: ${elapsed}s for $ROUNDS rounds"

@@ -12,11 +12,32 @@ import (
 
 // appendQuote appends s as a JSON string.
 func appendQuote(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(s) // escapes, and mends invalid UTF-8
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// envelopeSize is room for an envelope's fixed text, so that a message is
+// built in one allocation.
+const envelopeSize = 64
+
+// newMessage returns a buffer for a message of about n variable bytes, or b
+// itself when b is not nil (a batch being built).
+func newMessage(b []byte, n int) []byte {
+	if b != nil {
+		return b
+	}
+	return make([]byte, 0, envelopeSize+n)
 }
 
 func appendRequest(b []byte, id ID, method string, params json.RawMessage) []byte {
+	b = newMessage(b, len(id.raw)+len(method)+len(params))
 	b = append(b, `{"jsonrpc":"2.0"`...)
 	if !id.IsZero() {
 		b = append(b, `,"id":`...)
@@ -32,6 +53,7 @@ func appendRequest(b []byte, id ID, method string, params json.RawMessage) []byt
 }
 
 func appendResult(b []byte, id ID, result json.RawMessage) []byte {
+	b = newMessage(b, len(id.raw)+len(result))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id.raw...)
 	b = append(b, `,"result":`...)
@@ -43,6 +65,7 @@ func appendErrorResponse(b []byte, id ID, e *Error) []byte {
 	if id.IsZero() {
 		id = NullID()
 	}
+	b = newMessage(b, len(id.raw)+len(e.Message)+len(e.Data))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id.raw...)
 	b = append(b, `,"error":{"code":`...)

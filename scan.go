@@ -1,5 +1,7 @@
 package jsonrpc
 
+import "bytes"
+
 // A minimal scanner over JSON text that json.Valid has already accepted. It
 // finds the spans of an envelope's members and a batch's elements without
 // decoding the values, so that params, results and ids stay raw bytes.
@@ -94,8 +96,10 @@ func forEachMember(b []byte, fn func(key, val []byte)) {
 	for i < len(b) && b[i] == '"' {
 		kend := skipString(b, i)
 		key := b[i+1 : kend-1]
-		if s, ok := stringValue(b[i:kend]); ok && len(s) != len(key) {
-			key = []byte(s) // the key had escapes
+		if bytes.IndexByte(key, '\\') >= 0 {
+			if s, ok := stringValue(b[i:kend]); ok {
+				key = []byte(s) // the key had escapes
+			}
 		}
 		i = skipSpace(b, kend)
 		i = skipSpace(b, i+1) // past ':'

@@ -97,6 +97,10 @@ type Conn struct {
 	wmu  sync.Mutex // guards wbuf and serialises writes
 	wbuf bytes.Buffer
 
+	watchMu sync.Mutex
+	watched context.Context // the ctx that closes c when it ends, once set
+	unwatch func() bool
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeDone chan struct{}
@@ -261,6 +265,11 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
+		c.watchMu.Lock()
+		if c.unwatch != nil {
+			c.unwatch()
+		}
+		c.watchMu.Unlock()
 		c.closeErr = c.closeFn()
 		close(c.closeDone)
 	})
@@ -269,13 +278,29 @@ func (c *Conn) Close() error {
 }
 
 // closeWhenDone arranges for c to be closed when ctx is done, and returns a
-// function to cancel that.
+// function to cancel that. The first ctx it sees stays watched until Close
+// (a Peer passes the same lifetime ctx to every Read and Write, so the
+// watch is set up once); any other ctx is watched for one call.
 func (c *Conn) closeWhenDone(ctx context.Context) (stop func() bool) {
 	if ctx.Done() == nil {
-		return func() bool { return false }
+		return noStop
+	}
+	c.watchMu.Lock()
+	defer c.watchMu.Unlock()
+	switch c.watched {
+	case ctx:
+		return noStop
+	case nil:
+		if !c.closed.Load() {
+			c.watched = ctx
+			c.unwatch = context.AfterFunc(ctx, func() { c.Close() })
+			return noStop
+		}
 	}
 	return context.AfterFunc(ctx, func() { c.Close() })
 }
+
+func noStop() bool { return false }
 
 // closedError is returned by Read and Write once the Conn is closed.
 type closedError struct{}

@@ -51,7 +51,8 @@ type Peer struct {
 	nextID    atomic.Int64
 	pending   pendingTable
 	inbound   dispatcher
-	backlog   outbox // the read loop's replies, written by another goroutine
+	decoder   decoder // the read loop's
+	backlog   outbox  // the read loop's replies, written by another goroutine
 
 	wg       sync.WaitGroup // the read loop and every goroutine it or goOwned starts
 	readDone chan struct{}

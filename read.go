@@ -63,7 +63,7 @@ func (p *Peer) drain(eof error) {
 
 // route handles one incoming message, element by element.
 func (p *Peer) route(data []byte) {
-	msgs, batch := decodeMessage(data)
+	msgs, batch := p.decoder.decode(data)
 	if batch && p.opts.MaxBatch > 0 && len(msgs) > p.opts.MaxBatch {
 		e := errInvalidRequest()
 		e.Data = appendQuote(nil, fmt.Sprintf("batch of %d exceeds the limit of %d", len(msgs), p.opts.MaxBatch))

@@ -42,29 +42,70 @@ type message struct {
 // whether the message was an array; a nil slice with a nil error object
 // never occurs: invalid input yields one invalid element.
 func decodeMessage(data []byte) (msgs []message, batch bool) {
+	var d decoder
+	return d.decode(data)
+}
+
+// decoder decodes the messages of one connection, for its read loop alone.
+// It reuses its element slice (valid until the next decode) and keeps the
+// method names it has seen, so that a name is not allocated per request.
+type decoder struct {
+	msgs  []message
+	names map[string]string
+}
+
+// maxNames bounds the method names a decoder keeps.
+const maxNames = 256
+
+func (d *decoder) decode(data []byte) (msgs []message, batch bool) {
+	clear(d.msgs) // drop references into the previous message
+	msgs = d.msgs[:0]
+	defer func() { d.msgs = msgs }()
+	invalid := func(e *Error) []message {
+		return append(msgs[:0], message{req: Request{ID: NullID()}, invalid: e})
+	}
 	data = trimSpace(data)
 	if !json.Valid(data) {
-		return []message{{req: Request{ID: NullID()}, invalid: errParse()}}, false
+		return invalid(errParse()), false
 	}
 	switch data[0] {
 	case '{':
-		return []message{decodeObject(data)}, false
+		return append(msgs, d.object(data)), false
 	case '[':
-		var elems []message
 		for _, el := range splitArray(data) {
 			if el[0] == '{' {
-				elems = append(elems, decodeObject(el))
+				msgs = append(msgs, d.object(el))
 			} else {
-				elems = append(elems, message{req: Request{ID: NullID()}, invalid: errInvalidRequest()})
+				msgs = append(msgs, message{req: Request{ID: NullID()}, invalid: errInvalidRequest()})
 			}
 		}
-		if len(elems) == 0 {
-			return []message{{req: Request{ID: NullID()}, invalid: errInvalidRequest()}}, false
+		if len(msgs) == 0 {
+			return invalid(errInvalidRequest()), false
 		}
-		return elems, true
+		return msgs, true
 	default:
-		return []message{{req: Request{ID: NullID()}, invalid: errInvalidRequest()}}, false
+		return invalid(errInvalidRequest()), false
 	}
+}
+
+// name returns the method name a raw JSON string holds, from the names
+// seen before when it can.
+func (d *decoder) name(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		return stringValue(v)
+	}
+	raw := v[1 : len(v)-1]
+	if s, ok := d.names[string(raw)]; ok {
+		return s, true
+	}
+	s := string(raw)
+	if len(d.names) < maxNames {
+		if d.names == nil {
+			d.names = make(map[string]string)
+		}
+		d.names[s] = s
+	}
+	return s, true
 }
 
 // members holds the raw values of the members of an envelope object that
@@ -73,8 +114,8 @@ type members struct {
 	jsonrpc, method, params, id, result, err []byte
 }
 
-// decodeObject classifies one object known to be valid JSON.
-func decodeObject(obj []byte) message {
+// object classifies one object known to be valid JSON.
+func (d *decoder) object(obj []byte) message {
 	var m members
 	forEachMember(obj, func(key, val []byte) {
 		switch string(key) {
@@ -95,16 +136,16 @@ func decodeObject(obj []byte) message {
 	if m.method == nil && (m.result != nil || m.err != nil) {
 		return decodeResponse(&m)
 	}
-	return decodeRequest(&m)
+	return d.request(&m)
 }
 
-func decodeRequest(m *members) message {
+func (d *decoder) request(m *members) message {
 	var msg message
 	idOK := m.id == nil || validIDToken(m.id)
 	if m.id != nil {
 		msg.req.ID = ID{raw: string(m.id)}
 	}
-	method, methodOK := stringValue(m.method)
+	method, methodOK := d.name(m.method)
 	msg.req.Method = method
 	paramsOK := m.params == nil || m.params[0] == '{' || m.params[0] == '['
 	if !idOK || !isVersion(m.jsonrpc) || !methodOK || !paramsOK {

@@ -64,13 +64,13 @@ type outBatch struct {
 	elems  []BatchElem
 	ids    []ID // zero for notifications
 	params []json.RawMessage
-	chans  []<-chan *Response // set by send for the calls sent
+	chans  []chan *Response // set by send for the calls sent
 }
 
 // send registers the calls among the elements that join (all when join is
 // nil) and writes them as one array. It reports whether it sent anything.
 func (b *outBatch) send(ctx context.Context, join []bool) (bool, error) {
-	b.chans = make([]<-chan *Response, len(b.elems))
+	b.chans = make([]chan *Response, len(b.elems))
 	msg := []byte{'['}
 	for i := range b.elems { // by index: other goroutines set elems[i].Error
 		if join != nil && !join[i] {

@@ -297,16 +297,19 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, method string, params json.
 		return nil, err
 	}
 	defer p.inbound.park(ctx)()
+	var resp *Response
 	select {
-	case resp := <-ch:
-		return p.delivered(resp)
+	case resp = <-ch:
 	case <-ctx.Done():
-		if !p.pending.forget(id) {
-			return p.delivered(<-ch) // the outcome won the race
+		if p.pending.forget(id) {
+			p.pending.release(ch)
+			p.sendCancel(id)
+			return nil, ctx.Err()
 		}
-		p.sendCancel(id)
-		return nil, ctx.Err()
+		resp = <-ch // the outcome won the race
 	}
+	p.pending.release(ch)
+	return p.delivered(resp)
 }
 
 // delivered turns what the pending table delivered into a reply or the

@@ -33,8 +33,8 @@ func (t *pendingTable) len() int {
 // reply, or nil when the connection ended (err then says why). add fails
 // with that error once the table is closed, and with ErrTooManyPending
 // while max calls are pending.
-func (t *pendingTable) add(id ID) (<-chan *Response, error) {
-	ch := make(chan *Response, 1)
+func (t *pendingTable) add(id ID) (chan *Response, error) {
+	ch := replyChans.Get().(chan *Response)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed != nil {
@@ -49,6 +49,15 @@ func (t *pendingTable) add(id ID) (<-chan *Response, error) {
 	t.calls[id] = ch
 	return ch, nil
 }
+
+// replyChans recycles the channels calls wait on: one is used for one
+// outcome, so once that outcome has been received, or once forget has taken
+// the call out before any outcome, nothing will send on it again.
+var replyChans = sync.Pool{New: func() any { return make(chan *Response, 1) }}
+
+// release gives back a call's channel once it is known to be empty for
+// good: its one outcome was received, or forget reported it never came.
+func (t *pendingTable) release(ch chan *Response) { replyChans.Put(ch) }
 
 // deliver hands a reply to the call waiting for its id. It reports false if
 // no call waits for it: the id was never sent, was cancelled, or was already

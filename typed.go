@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // Typed adapts a function with typed params and result to a Handler. The
@@ -23,9 +24,17 @@ import (
 // calling fn. The result R is marshalled with encoding/json.
 func Typed[P, R any](fn func(context.Context, P) (R, error)) Handler {
 	dec := newParamsDecoder(reflect.TypeFor[P]())
+	// Params are decoded into a recycled *P (json.Unmarshal needs a pointer,
+	// which would otherwise put every P on the heap), copied out, and the
+	// *P zeroed before it goes back, so the next decode starts from zero.
+	pool := sync.Pool{New: func() any { return new(P) }}
 	return HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
-		var p P
-		if err := dec.decode(req.Params, &p); err != nil {
+		pp := pool.Get().(*P)
+		err := dec.decode(req.Params, pp)
+		p := *pp
+		*pp = *new(P)
+		pool.Put(pp)
+		if err != nil {
 			return nil, errInvalidParams(err)
 		}
 		return fn(ctx, p)

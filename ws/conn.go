@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/peerwire/jsonrpc"
@@ -22,6 +24,10 @@ var (
 	// travels in text messages only. The connection is closed with status
 	// 1008 (policy violation).
 	ErrBinaryMessage = errors.New("ws: binary message received")
+	// ErrInvalidUTF8: the other side sent a text message that is not valid
+	// UTF-8, which RFC 6455 requires a text message to be. The connection
+	// is closed with status 1007 (invalid frame payload data).
+	ErrInvalidUTF8 = errors.New("ws: text message is not valid UTF-8")
 )
 
 // Conn carries JSON-RPC messages over a WebSocket connection, one message
@@ -31,6 +37,7 @@ type Conn struct {
 	ws *websocket.Conn
 
 	stop      chan struct{} // closed by Close: stops keepalive
+	writing   atomic.Int32  // writes in progress
 	keepalive sync.WaitGroup
 
 	mu          sync.Mutex
@@ -60,7 +67,8 @@ func NewConn(c *websocket.Conn, opts *Options) *Conn {
 }
 
 // Read returns the next text message. A normal closure (1000) by the other
-// side is io.EOF, a clean end; any other ending is an error.
+// side is io.EOF, a clean end; any other ending is an error, and so is a
+// binary message or a text message that is not valid UTF-8.
 //
 // Read does not use ctx: a Peer cancels its lifetime context before it
 // closes the Conn, and coder/websocket drops the TCP connection the moment a
@@ -75,6 +83,13 @@ func (c *Conn) Read(_ context.Context) ([]byte, error) {
 		c.fail(ErrBinaryMessage)
 		c.ws.Close(websocket.StatusPolicyViolation, "JSON-RPC messages must be text")
 		return nil, ErrBinaryMessage
+	}
+	if !utf8.Valid(data) {
+		// coder/websocket does not check; serving it would echo its ids,
+		// byte for byte, in replies that a browser must refuse.
+		c.fail(ErrInvalidUTF8)
+		c.ws.Close(websocket.StatusInvalidFramePayloadData, "text message is not valid UTF-8")
+		return nil, ErrInvalidUTF8
 	}
 	return data, nil
 }
@@ -100,9 +115,11 @@ func (c *Conn) readError(err error) error {
 	}
 }
 
-// Write sends msg as one text message. ctx is the Peer's lifetime context:
-// when it ends, coder/websocket drops the connection, which is what ends a
-// write the remote side does not take (see jsonrpc.Options.WriteTimeout).
+// Write sends msg as one text message. ctx is the Peer's lifetime context;
+// only its end so far is looked at. The write itself is given no context:
+// coder/websocket sets up a context.AfterFunc for every write made with a
+// cancellable one, four allocations a message. A write the other side does
+// not take is cut short by Close (see jsonrpc.Options.WriteTimeout).
 func (c *Conn) Write(ctx context.Context, msg []byte) error {
 	if err := ctx.Err(); err != nil {
 		// The Peer is ending (a handler woken by its cancellation may still
@@ -110,7 +127,9 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 		// with it the close frame that Close is about to send.
 		return fmt.Errorf("ws: %w", err)
 	}
-	if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+	c.writing.Add(1)
+	defer c.writing.Add(-1)
+	if err := c.ws.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		return fmt.Errorf("ws: %w", err)
 	}
 	return nil
@@ -129,7 +148,14 @@ func (c *Conn) Close() error {
 		c.mu.Lock()
 		code, reason := c.closeCode, c.closeReason
 		c.mu.Unlock()
-		err = c.ws.Close(code, reason)
+		if c.writing.Load() > 0 {
+			// A write is stuck (the other side takes no data): a close
+			// frame could not get through either, so drop the connection,
+			// which ends the write.
+			err = c.ws.CloseNow()
+		} else {
+			err = c.ws.Close(code, reason)
+		}
 		c.keepalive.Wait()
 	})
 	return err

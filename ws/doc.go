@@ -17,7 +17,10 @@
 // browser's WebSocket.
 //
 // What this package guarantees: a binary message closes the connection with
-// status 1008 (policy violation); a message over Options.MaxMessageSize
+// status 1008 (policy violation); a text message that is not valid UTF-8
+// closes it with status 1007 (invalid frame payload data), as RFC 6455
+// requires, so that no id of it is ever echoed back in a text message a
+// browser would refuse; a message over Options.MaxMessageSize
 // closes it with status 1009 (message too big); a peer that stops answering
 // pings is found within PingInterval+PingTimeout and its Peer ends with a
 // cause wrapping ErrKeepalive; a normal closure (1000) is a clean end, so

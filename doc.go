@@ -41,6 +41,23 @@
 //     busy.
 //   - A handler may call Close; it must not call Wait.
 //
+// # Interceptors
+//
+// Options.Interceptors wrap every inbound handler and every outbound call
+// and notification, with the method, the id and the params at hand; they
+// log, time, check tokens, count and trace (see Interceptor).
+//
+// # Programs built on it
+//
+// The repository's examples are small real programs: examples/realtime, a
+// browser app whose page talks to Go over a WebSocket (calls, a batch,
+// server push to every page through a Group, and the server calling a
+// method on the page); examples/lsp, a language server over stdio with
+// LSP's header framing; examples/agent, a host that starts tools as child
+// processes over line-framed stdio, as MCP does, and serves the callbacks
+// they make on the same pipe; examples/conformance, the server that
+// interop suites drive.
+//
 // # The specification, exactly
 //
 // Ids are kept as the raw JSON text the other side sent and go back byte for

@@ -36,12 +36,15 @@ var (
 type Conn struct {
 	ws *websocket.Conn
 
-	stop      chan struct{} // closed by Close: stops keepalive
-	writing   atomic.Int32  // writes in progress
-	keepalive sync.WaitGroup
+	writing   atomic.Int32 // writes in progress
+	interval  time.Duration
+	timeout   time.Duration
+	keepalive sync.WaitGroup // a ping in progress
 
 	mu          sync.Mutex
-	cause       error // set when keepalive or a binary message ended the conn
+	pinger      *time.Timer // runs the next ping; no goroutine waits for it
+	closed      bool        // no ping may start
+	cause       error       // set when keepalive or a binary message ended the conn
 	closeCode   websocket.StatusCode
 	closeReason string
 	closeOnce   sync.Once
@@ -56,12 +59,14 @@ func NewConn(c *websocket.Conn, opts *Options) *Conn {
 	c.SetReadLimit(o.MaxMessageSize)
 	conn := &Conn{
 		ws:        c,
-		stop:      make(chan struct{}),
+		interval:  o.PingInterval,
+		timeout:   o.PingTimeout,
 		closeCode: websocket.StatusNormalClosure,
 	}
 	if o.PingInterval > 0 {
-		conn.keepalive.Add(1)
-		go conn.ping(o.PingInterval, o.PingTimeout)
+		conn.mu.Lock()
+		conn.pinger = time.AfterFunc(o.PingInterval, conn.ping)
+		conn.mu.Unlock()
 	}
 	return conn
 }
@@ -144,8 +149,11 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 func (c *Conn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
-		close(c.stop)
 		c.mu.Lock()
+		c.closed = true
+		if c.pinger != nil {
+			c.pinger.Stop()
+		}
 		code, reason := c.closeCode, c.closeReason
 		c.mu.Unlock()
 		if c.writing.Load() > 0 {
@@ -178,30 +186,33 @@ func (c *Conn) fail(err error) {
 	c.mu.Unlock()
 }
 
-// ping pings every interval until Close; a ping without a pong in time
-// ends the connection.
-func (c *Conn) ping(interval, timeout time.Duration) {
-	defer c.keepalive.Done()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		err := c.ws.Ping(ctx)
-		cancel()
-		select {
-		case <-c.stop:
-			return
-		default:
-		}
-		if err != nil {
-			c.fail(fmt.Errorf("%w within %v: %w", ErrKeepalive, timeout, err))
-			c.ws.CloseNow()
-			return
-		}
+// ping sends one ping and, if its pong comes in time, schedules the next;
+// a ping without a pong in time ends the connection. It runs on the timer's
+// goroutine, so an idle connection holds no goroutine for its keepalive.
+func (c *Conn) ping() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
 	}
+	c.keepalive.Add(1) // before Close's Wait: Close sets closed first
+	c.mu.Unlock()
+	defer c.keepalive.Done()
+
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	err := c.ws.Ping(ctx)
+	cancel()
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	if err == nil {
+		c.pinger.Reset(c.interval)
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	c.fail(fmt.Errorf("%w within %v: %w", ErrKeepalive, c.timeout, err))
+	c.ws.CloseNow()
 }

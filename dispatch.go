@@ -52,6 +52,7 @@ type lane struct {
 	waiting int           // runners lingering for work
 	wake    chan struct{} // wakes lingering runners; never closed
 	max     int
+	ctx     context.Context // the base of its handlers' ctx
 }
 
 // linger is how long a runner waits for more work before it exits.
@@ -81,6 +82,13 @@ func (d *dispatcher) init(p *Peer) {
 	}
 	d.calls.wake = make(chan struct{}, d.calls.max)
 	d.notes.wake = make(chan struct{}, d.notes.max)
+	// Each lane's handlers get a ctx naming the lane, so that they can park
+	// (see park); made once here rather than per request.
+	d.calls.ctx = context.WithValue(p.ctx, parkKey{}, &d.calls)
+	d.notes.ctx = p.ctx
+	if d.orderedNotes() {
+		d.notes.ctx = context.WithValue(p.ctx, parkKey{}, &d.notes)
+	}
 }
 
 // submit queues msgs as one job. It reports false, taking nothing, when the
@@ -188,14 +196,8 @@ func (d *dispatcher) orderedNotes() bool { return d.notes.max == 1 }
 // cancel notification can reach it; the ctx names the task's lane, so that
 // its handler can park (see park). Called with d.mu held.
 func (d *dispatcher) newTask(m message, l *lane) task {
-	t := task{msg: m, ctx: d.p.ctx}
-	if m.invalid != nil {
-		return t
-	}
-	if l == &d.calls || d.orderedNotes() {
-		t.ctx = context.WithValue(t.ctx, parkKey{}, l)
-	}
-	if m.req.IsNotification() {
+	t := task{msg: m, ctx: l.ctx}
+	if m.invalid != nil || m.req.IsNotification() {
 		return t
 	}
 	t.ctx, t.cancel = context.WithCancel(t.ctx)

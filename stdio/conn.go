@@ -278,24 +278,24 @@ func (c *Conn) Close() error {
 }
 
 // closeWhenDone arranges for c to be closed when ctx is done, and returns a
-// function to cancel that. The first ctx it sees stays watched until Close
-// (a Peer passes the same lifetime ctx to every Read and Write, so the
-// watch is set up once); any other ctx is watched for one call.
+// function to cancel that. The lifetime ctx of the Peer that owns c (the
+// first ctx carrying a Peer: a Peer passes the same one to every Read and
+// Write) stays watched until Close, so the watch is set up once; any other
+// ctx is watched for one call only, so that a caller's per-call ctx ending
+// after the call leaves c open.
 func (c *Conn) closeWhenDone(ctx context.Context) (stop func() bool) {
 	if ctx.Done() == nil {
 		return noStop
 	}
 	c.watchMu.Lock()
 	defer c.watchMu.Unlock()
-	switch c.watched {
-	case ctx:
+	switch {
+	case c.watched == ctx:
 		return noStop
-	case nil:
-		if !c.closed.Load() {
-			c.watched = ctx
-			c.unwatch = context.AfterFunc(ctx, func() { c.Close() })
-			return noStop
-		}
+	case c.watched == nil && !c.closed.Load() && jsonrpc.PeerFromContext(ctx) != nil:
+		c.watched = ctx
+		c.unwatch = context.AfterFunc(ctx, func() { c.Close() })
+		return noStop
 	}
 	return context.AfterFunc(ctx, func() { c.Close() })
 }

@@ -2,9 +2,16 @@ package jsonrpc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -131,9 +138,11 @@ func TestCloseFromHandler(t *testing.T) {
 }
 
 // TestStrayReplies: replies for unknown ids, duplicate replies and
-// malformed replies are dropped, and the Peer goes on working.
+// malformed replies are dropped, each with a Warn record, and the Peer goes
+// on working.
 func TestStrayReplies(t *testing.T) {
-	p, r := newRaw(t, nil, nil)
+	logs := &logRecorder{}
+	p, r := newRaw(t, nil, &Options{Logger: slog.New(logs)})
 	res := callAsync(p, testCtx(t, wait), "m", nil)
 	req := parseWire(t, r.recv())
 	for _, stray := range []string{
@@ -161,6 +170,14 @@ func TestStrayReplies(t *testing.T) {
 	r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":"second"}`, req.ID))
 	if got := <-res; got.err != nil || got.s != "second" {
 		t.Fatalf("second Call: %q, %v", got.s, got.err)
+	}
+	// Every stray was routed before the second reply: 3 for unknown ids
+	// and 3 duplicates, and 5 malformed.
+	if n := len(logs.find(slog.LevelWarn, droppedReply)); n != 6 {
+		t.Errorf("%d Warn records of replies nobody waits for, want 6", n)
+	}
+	if n := len(logs.find(slog.LevelWarn, "jsonrpc: dropped a malformed response")); n != 5 {
+		t.Errorf("%d Warn records of malformed replies, want 5", n)
 	}
 }
 
@@ -236,5 +253,165 @@ func TestWriteTimeoutEndsPeer(t *testing.T) {
 	}
 	if err := p.Wait(); !errors.Is(err, ErrWriteTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Wait = %v, want ErrWriteTimeout and context.DeadlineExceeded", err)
+	}
+}
+
+// TestCloseRace closes Peers while 50 goroutines call, notify and batch on
+// them and the other side calls, notifies and batches back (with handlers
+// calling back in turn), for 200 rounds or a time cap. Whichever side
+// closes (or both, or one shuts down), nothing panics or deadlocks, every
+// operation returns its own result or an error wrapping ErrClosed and the
+// cause, and both Waits return.
+func TestCloseRace(t *testing.T) {
+	const (
+		rounds     = 200
+		goroutines = 50
+		opsEach    = 6
+		timeCap    = 6 * time.Second
+	)
+	h := mux(t, map[string]HandlerFunc{
+		"echo": echo,
+		"note": func(context.Context, *Request) (any, error) { return nil, nil },
+		// back calls the caller's echo and returns what it got.
+		"back": func(ctx context.Context, req *Request) (any, error) {
+			var got json.RawMessage
+			err := PeerFromContext(ctx).Call(ctx, "echo", req.Params, &got)
+			return got, err
+		},
+	})
+	deadline := time.Now().Add(timeCap)
+	round := 0
+	for ; round < rounds && time.Now().Before(deadline) && !t.Failed(); round++ {
+		closeRaceRound(t, round, goroutines, opsEach, h)
+	}
+	t.Logf("%d rounds of %d goroutines", round, goroutines)
+}
+
+func closeRaceRound(t *testing.T, round, goroutines, opsEach int, h Handler) {
+	c1, c2 := Pipe()
+	a, b := NewPeer(c1, h, nil), NewPeer(c2, h, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	mode := round % 4 // 0: a closes, 1: b closes, 2: both, 3: a shuts down while b closes
+	shutdown := mode == 3
+
+	// check accepts an operation's outcome: its own result, or the end of
+	// the connection with its cause (and, while a side shuts down, the
+	// refusal of calls that reach it).
+	check := func(what string, err error, ok bool) {
+		switch {
+		case err == nil && ok:
+		case err == nil:
+			t.Errorf("round %d: %s: wrong result", round, what)
+		case errors.Is(err, ErrClosed):
+			if !errors.Is(err, errLocalClose) && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				t.Errorf("round %d: %s = %v: ErrClosed without its cause", round, what, err)
+			}
+		case shutdown && errors.Is(err, &Error{Code: CodeShuttingDown}):
+		default:
+			t.Errorf("round %d: %s = %v, want its result or ErrClosed", round, what, err)
+		}
+	}
+	var done atomic.Int64 // operations finished
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range opsEach {
+				want := fmt.Sprintf("[%d,%d,%d]", round, g, i)
+				params := json.RawMessage(want)
+				var got json.RawMessage
+				var err error
+				var what string
+				switch (g + i) % 6 {
+				case 0:
+					what, err = "a.Call", a.Call(ctx, "echo", params, &got)
+					check(what, err, string(got) == want)
+				case 1:
+					what, err = "a.Notify", a.Notify(ctx, "note", params)
+					check(what, err, true)
+				case 2:
+					var r0, r2 json.RawMessage
+					elems := []BatchElem{
+						{Method: "echo", Params: params, Result: &r0},
+						{Method: "note", Params: params, Notification: true},
+						{Method: "back", Params: params, Result: &r2},
+					}
+					what, err = "a.Batch", a.Batch(ctx, elems)
+					// While a shuts down, b's back handler may be refused
+					// by a, and return that refusal as its error.
+					refused := shutdown && errors.Is(elems[2].Error, &Error{Code: CodeShuttingDown})
+					check(what, err, string(r0) == want && elems[0].Error == nil &&
+						(string(r2) == want && elems[2].Error == nil || refused))
+				case 3: // incoming to a
+					what, err = "b.Call", b.Call(ctx, "echo", params, &got)
+					check(what, err, string(got) == want)
+				case 4: // a's call whose handler calls a back
+					what, err = "a.Call back", a.Call(ctx, "back", params, &got)
+					check(what, err, string(got) == want)
+				case 5: // incoming to a, calling b back
+					what, err = "b.Call back", b.Call(ctx, "back", params, &got)
+					if err == nil {
+						err = b.Notify(ctx, "note", params)
+					}
+					check(what, err, string(got) == want)
+				}
+				done.Add(1)
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	// Close once a random number of operations has finished (none, for a
+	// quarter of the rounds), from several goroutines at once.
+	after := int64(rand.IntN(goroutines * opsEach / 2))
+	if round%8 < 2 {
+		after = 0
+	}
+	for done.Load() < after && ctx.Err() == nil {
+		runtime.Gosched()
+	}
+	var closers sync.WaitGroup
+	for i := range 3 {
+		closers.Add(1)
+		go func() {
+			defer closers.Done()
+			switch {
+			case mode == 0 || mode == 2 && i != 1:
+				a.Close()
+			case mode == 1 || mode == 2:
+				b.Close()
+			case i == 0:
+				sctx, scancel := context.WithTimeout(ctx, time.Millisecond)
+				defer scancel()
+				a.Shutdown(sctx)
+			default:
+				b.Close()
+			}
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { closers.Wait(); wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(wait):
+		t.Fatalf("round %d: operations or Close still running %v after Close", round, wait)
+	}
+	for name, p := range map[string]*Peer{"a": a, "b": b} {
+		p.Close() // the side that did not close sees the end by itself; this makes sure
+		waitErr := make(chan error, 1)
+		go func() { waitErr <- p.Wait() }()
+		select {
+		case err := <-waitErr:
+			// A side may fail to write before it reads the other's
+			// clean end: that is a write error, not a clean end.
+			if err != nil && !errors.Is(err, net.ErrClosed) {
+				t.Errorf("round %d: %s.Wait = %v", round, name, err)
+			}
+		case <-time.After(wait):
+			t.Fatalf("round %d: %s.Wait hung", round, name)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"testing"
 	"unicode/utf8"
 )
@@ -109,13 +110,21 @@ var fuzzMux = func() *Mux {
 	return m
 }()
 
-// FuzzPeer writes arbitrary bytes to a Peer and checks what comes back:
-// valid JSON, answering only ids the input holds (or null), in the shape of
-// the input.
+// FuzzPeer writes arbitrary bytes to a Peer that has a call of its own
+// waiting for a reply, and checks what comes back: valid JSON, in the shape
+// of the input, answering only ids the input holds (or null) and each call
+// exactly once, nothing at all for notifications and responses; and the
+// waiting call gets the input's response to its id, if there is one, or
+// else the reply sent after the input.
 func FuzzPeer(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, r := newRaw(t, fuzzMux, nil)
+		var pendingResult json.RawMessage
+		pendingErr := make(chan error, 1)
+		go func() { pendingErr <- p.Call(testCtx(t, wait), "pending", nil, &pendingResult) }()
+		pendingID := ID{raw: string(parseWire(t, r.recv()).ID)}
+
 		r.send(string(data))
 		r.sync()
 		eventually(t, "the Peer to be idle", func() bool {
@@ -127,29 +136,44 @@ func FuzzPeer(f *testing.F) {
 			defer b.mu.Unlock()
 			return busy == 0 && !b.writing
 		})
-		ids := inputIDs(data)
-		isArray := json.Valid(data) && bytes.TrimLeft(data, " \t\r\n")[0] == '['
+		// Every reply to the input has been written: what comes before
+		// the probe's reply is all of it.
+		const probe = `{"jsonrpc":"2.0","id":"fuzz-probe-4f1c","method":"echo","params":["fuzz-probe-4f1c"]}`
+		r.send(probe)
+		var replies [][]byte
 		for {
-			var reply []byte
-			select {
-			case reply = <-r.msgs:
-			default:
-				return
+			reply := r.recv()
+			if string(reply) == `{"jsonrpc":"2.0","id":"fuzz-probe-4f1c","result":["fuzz-probe-4f1c"]}` {
+				break
 			}
+			replies = append(replies, reply)
+		}
+
+		want := expectReplies(data, pendingID)
+		if len(replies) > 1 || len(replies) != min(len(want.ids), 1) {
+			t.Fatalf("%d reply messages %q, want %d", len(replies), replies, min(len(want.ids), 1))
+		}
+		ids := inputIDs(data)
+		got := map[string]int{}
+		for _, reply := range replies {
 			if !json.Valid(reply) {
 				t.Fatalf("invalid JSON reply %q", reply)
 			}
 			var elems []json.RawMessage
 			if reply[0] == '[' {
-				if !isArray {
+				if !want.array {
 					t.Fatalf("array reply %s to a non-array", reply)
 				}
 				json.Unmarshal(reply, &elems)
 			} else {
+				if want.array {
+					t.Fatalf("reply %s to a batch is not an array", reply)
+				}
 				elems = []json.RawMessage{reply}
 			}
 			for _, el := range elems {
 				id := string(rawMember(t, el, "id"))
+				got[id]++
 				if id == "null" {
 					continue
 				}
@@ -159,7 +183,67 @@ func FuzzPeer(f *testing.F) {
 				ids[id]--
 			}
 		}
+		if !maps.Equal(got, want.ids) {
+			t.Fatalf("replies for ids %v, want %v", got, want.ids)
+		}
+
+		// The waiting call: the input answered it, or this does.
+		r.send(`{"jsonrpc":"2.0","id":` + pendingID.raw + `,"result":"after"}`)
+		err := within(t, pendingErr, "the pending call")
+		switch resp := want.resp; {
+		case resp == nil:
+			if err != nil || string(pendingResult) != `"after"` {
+				t.Fatalf("pending call = %s, %v; want the reply sent after the input", pendingResult, err)
+			}
+		case resp.Error != nil:
+			var e *Error
+			if !errors.As(err, &e) || e.Code != resp.Error.Code || e.Message != resp.Error.Message {
+				t.Fatalf("pending call = %v, want the input's error reply %v", err, resp.Error)
+			}
+		default:
+			if err != nil || !bytes.Equal(pendingResult, resp.Result) {
+				t.Fatalf("pending call = %s, %v; want the input's reply %s", pendingResult, err, resp.Result)
+			}
+		}
 	})
+}
+
+// expected is what a Peer must send back for an input message.
+type expected struct {
+	ids   map[string]int // raw ids of the reply elements, "null" included
+	array bool           // the reply is an array
+	resp  *Response      // the first valid response to the pending id
+}
+
+// expectReplies works out the replies to data from how decodeMessage
+// classifies it (FuzzDecode checks that against encoding/json): a call or
+// an invalid element is answered under its id (null when it has none), a
+// valid notification or a response is not; a batch over the default
+// MaxBatch gets one error with id null and none of it is used.
+func expectReplies(data []byte, pending ID) expected {
+	msgs, batch := decodeMessage(data)
+	want := expected{ids: map[string]int{}, array: batch}
+	if batch && len(msgs) > 1000 {
+		want.ids["null"], want.array = 1, false
+		return want
+	}
+	for _, m := range msgs {
+		switch {
+		case m.resp != nil:
+			if m.invalid == nil && m.resp.ID == pending && want.resp == nil {
+				want.resp = m.resp
+			}
+		case m.invalid != nil:
+			id := m.req.ID
+			if id.IsZero() {
+				id = NullID()
+			}
+			want.ids[id.raw]++
+		case !m.req.IsNotification():
+			want.ids[m.req.ID.raw]++
+		}
+	}
+	return want
 }
 
 // inputIDs counts the raw ids of the objects at the top level of data or in

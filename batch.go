@@ -143,6 +143,7 @@ func (b *outBatch) runIntercepted(ctx context.Context) error {
 		mu       sync.Mutex
 		join     = make([]bool, len(b.elems))
 		pending  = len(b.elems) // elements not yet joined or refused
+		sending  bool // the array is being built: who joined is settled
 		sent     = make(chan struct{})
 		sendErr  error
 		firstErr error
@@ -153,11 +154,27 @@ func (b *outBatch) runIntercepted(ctx context.Context) error {
 		join[i] = joins
 		pending--
 		last := pending == 0
+		sending = last
 		mu.Unlock()
-		if last {
-			_, sendErr = b.send(ctx, join)
-			close(sent)
+		if !last {
+			return
 		}
+		if sendErr = ctx.Err(); sendErr == nil {
+			_, sendErr = b.send(ctx, join)
+		}
+		close(sent)
+	}
+	// leave takes an element that joined out of the array, when its ctx
+	// ends before the array is sent. It reports false once the array is
+	// being sent with the element in it.
+	leave := func(i int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if sending {
+			return false
+		}
+		join[i] = false
+		return true
 	}
 	defer b.p.inbound.park(ctx)()
 	for i := range b.elems {
@@ -180,7 +197,10 @@ func (b *outBatch) runIntercepted(ctx context.Context) error {
 				select {
 				case <-sent:
 				case <-ctx.Done():
-					return nil, ctx.Err()
+					if leave(i) {
+						return nil, ctx.Err()
+					}
+					<-sent // being written, under a ctx that has ended: soon
 				}
 				if sendErr != nil || b.ids[i].IsZero() {
 					return nil, sendErr

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -317,5 +318,39 @@ func TestInterceptorRewritesParams(t *testing.T) {
 	case g := <-got:
 		t.Errorf("unexpected request reached the handler: %s", g)
 	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// TestInterceptedBatchCtxEndsBeforeSend: when the batch's ctx ends while an
+// element's interceptor still runs, the array is not sent, and no element
+// is left pending (counting against MaxPending, never cancelled).
+func TestInterceptedBatchCtxEndsBeforeSend(t *testing.T) {
+	slow := func(ctx context.Context, info *CallInfo, next Invoker) (any, error) {
+		if info.Method == "slow" {
+			time.Sleep(100 * time.Millisecond)
+		}
+		return next(ctx)
+	}
+	var served atomic.Int64
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		served.Add(1)
+		return 1, nil
+	})
+	client, _ := newPair(t, nil, h, &Options{Interceptors: []Interceptor{slow}}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	err := client.Batch(ctx, []BatchElem{{Method: "fast"}, {Method: "slow"}, {Method: "fast"}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Batch = %v, want context.DeadlineExceeded", err)
+	}
+	if n := client.pending.len(); n != 0 {
+		t.Errorf("%d calls left pending", n)
+	}
+	var res int
+	if err := client.Call(testCtx(t, wait), "after", nil, &res); err != nil || res != 1 {
+		t.Fatalf("Call after = %d, %v", res, err)
+	}
+	if n := served.Load(); n != 1 {
+		t.Errorf("server served %d requests, want 1 (only the later call)", n)
 	}
 }

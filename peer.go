@@ -58,10 +58,11 @@ type Peer struct {
 	readDone chan struct{}
 
 	mu          sync.Mutex
-	readStopped bool     // no goroutine may join wg any more
-	ended       bool     // end has run the hooks
-	eof         error    // the remote ended its stream cleanly: drain, then end
-	endHooks    []func() // run once the connection has ended
+	readStopped bool          // no goroutine may join wg any more
+	ended       bool          // end has run the hooks
+	eof         error         // the remote ended its stream cleanly: drain, then end
+	eofSeen     chan struct{} // closed when eof is set
+	endHooks    []func()      // run once the connection has ended
 	endOnce     sync.Once
 	done        chan struct{} // closed when the connection has ended
 	cause       error         // why it ended; nil after a clean end
@@ -80,6 +81,7 @@ func NewPeer(conn Conn, h Handler, opts *Options) *Peer {
 		opts:      opts.withDefaults(),
 		writeLock: make(chan struct{}, 1),
 		readDone:  make(chan struct{}),
+		eofSeen:   make(chan struct{}),
 		done:      make(chan struct{}),
 	}
 	p.log = p.opts.Logger
@@ -224,16 +226,31 @@ func (p *Peer) writeLocked(msg []byte) error {
 		defer t.Stop()
 	}
 	if err := p.conn.Write(p.ctx, msg); err != nil {
-		p.mu.Lock()
-		cause := p.eof // after a clean end, a failed reply is no new failure
-		p.mu.Unlock()
-		if cause == nil {
-			cause = fmt.Errorf("write failed: %w", err)
-		}
-		p.end(cause)
+		p.end(p.writeFailure(err))
 		return p.closedErr()
 	}
 	return nil
+}
+
+// writeFailure returns the cause to end the connection with after a write
+// failed with err. The write may have failed because the other side closed
+// the connection cleanly, which the read loop is about to see as io.EOF:
+// give it a moment before blaming the write, so that a clean end is
+// reported as one.
+func (p *Peer) writeFailure(err error) error {
+	t := time.NewTimer(100 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-p.eofSeen:
+	case <-p.done:
+	case <-t.C:
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.eof != nil { // after a clean end, a failed reply is no new failure
+		return p.eof
+	}
+	return fmt.Errorf("write failed: %w", err)
 }
 
 func (p *Peer) newID() ID { return ID{raw: strconv.FormatInt(p.nextID.Add(1), 10)} }

@@ -46,6 +46,7 @@ func (p *Peer) readLoop() {
 func (p *Peer) drain(eof error) {
 	p.mu.Lock()
 	p.eof = eof
+	close(p.eofSeen)
 	p.mu.Unlock()
 	p.pending.close(fmt.Errorf("%w: %w", ErrClosed, eof)) // nobody will answer them
 	if p.opts.DrainTimeout > 0 {

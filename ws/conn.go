@@ -142,10 +142,10 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 
 // Close closes the connection with a close handshake: status 1000 (normal
 // closure) unless SetCloseStatus chose another. It stops the keepalive and
-// waits for it. A handshake that the other side does not answer (it is
-// alive but not reading) is given up by coder/websocket after about 5 s; a
-// write blocked at that moment has already been cut short by the end of the
-// Peer's lifetime context.
+// waits for a ping in progress. When a write is still blocked 50 ms into
+// Close (the other side takes no data), Close drops the connection instead,
+// which ends that write; a handshake that the other side does not answer is
+// given up by coder/websocket after about 5 s.
 func (c *Conn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
@@ -156,10 +156,9 @@ func (c *Conn) Close() error {
 		}
 		code, reason := c.closeCode, c.closeReason
 		c.mu.Unlock()
-		if c.writing.Load() > 0 {
-			// A write is stuck (the other side takes no data): a close
-			// frame could not get through either, so drop the connection,
-			// which ends the write.
+		if c.writeStuck() {
+			// The other side takes no data: a close frame could not get
+			// through either, so drop the connection, which ends the write.
 			err = c.ws.CloseNow()
 		} else {
 			err = c.ws.Close(code, reason)
@@ -167,6 +166,19 @@ func (c *Conn) Close() error {
 		c.keepalive.Wait()
 	})
 	return err
+}
+
+// writeStuck reports whether a write is still in progress after a moment's
+// grace: a write that is merely finishing on a healthy connection must not
+// cost the close frame.
+func (c *Conn) writeStuck() bool {
+	for deadline := time.Now().Add(50 * time.Millisecond); c.writing.Load() > 0; {
+		if time.Now().After(deadline) {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return false
 }
 
 // SetCloseStatus chooses the status and reason Close sends, such as

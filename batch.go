@@ -143,7 +143,7 @@ func (b *outBatch) runIntercepted(ctx context.Context) error {
 		mu       sync.Mutex
 		join     = make([]bool, len(b.elems))
 		pending  = len(b.elems) // elements not yet joined or refused
-		sending  bool // the array is being built: who joined is settled
+		sending  bool           // the array is being built: who joined is settled
 		sent     = make(chan struct{})
 		sendErr  error
 		firstErr error

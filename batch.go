@@ -205,14 +205,7 @@ func (b *outBatch) runIntercepted(ctx context.Context) error {
 				if sendErr != nil || b.ids[i].IsZero() {
 					return nil, sendErr
 				}
-				resp, err := b.wait(ctx, i)
-				if err != nil {
-					return nil, err
-				}
-				if resp.Error != nil {
-					return nil, resp.Error
-				}
-				return resp.Result, nil
+				return invokerResult(b.wait(ctx, i))
 			})(ctx)
 			if !arrived {
 				arrive(i, false)

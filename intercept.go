@@ -53,6 +53,18 @@ func (p *Peer) intercept(info *CallInfo, inner Invoker) Invoker {
 	return next
 }
 
+// invokerResult turns a reply, or the failure to get one, into what an
+// outbound Invoker returns.
+func invokerResult(resp *Response, err error) (any, error) {
+	switch {
+	case err != nil:
+		return nil, err
+	case resp.Error != nil:
+		return nil, resp.Error
+	}
+	return resp.Result, nil
+}
+
 // rawResult turns what an outbound Invoker chain returned into raw JSON.
 func rawResult(v any) (json.RawMessage, error) {
 	if raw, ok := v.(json.RawMessage); ok {

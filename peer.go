@@ -283,14 +283,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		if err := checkParams(info.Params); err != nil {
 			return nil, err
 		}
-		resp, err := p.roundTrip(ctx, id, method, info.Params)
-		if err != nil {
-			return nil, err
-		}
-		if resp.Error != nil {
-			return nil, resp.Error
-		}
-		return resp.Result, nil
+		return invokerResult(p.roundTrip(ctx, id, method, info.Params))
 	})(ctx)
 	if err != nil {
 		return err

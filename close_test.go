@@ -415,3 +415,33 @@ func closeRaceRound(t *testing.T, round, goroutines, opsEach int, h Handler) {
 		}
 	}
 }
+
+// TestServe: Serve reads on the calling goroutine, calls ready before
+// anything is read, and returns when the connection has ended; a ready
+// that closes the Peer makes Serve return at once.
+func TestServe(t *testing.T) {
+	c1, c2 := Pipe()
+	client := NewPeer(c2, nil, nil)
+	cleanupPeer(t, client)
+	setUp := false
+	h := mux(t, map[string]HandlerFunc{"ready": func(ctx context.Context, _ *Request) (any, error) {
+		return setUp, nil // written by ready, before anything was read
+	}})
+	served := make(chan error, 1)
+	go func() { served <- Serve(c1, h, nil, func(*Peer) { setUp = true }) }()
+	var ok bool
+	if err := client.Call(testCtx(t, wait), "ready", nil, &ok); err != nil || !ok {
+		t.Fatalf("ready = %v, %v", ok, err)
+	}
+	client.Close()
+	if err := within(t, served, "Serve's return"); err != nil {
+		t.Errorf("Serve = %v, want nil after a clean end", err)
+	}
+
+	c3, c4 := Pipe()
+	defer c4.Close()
+	go func() { served <- Serve(c3, nil, nil, func(p *Peer) { p.Close() }) }()
+	if err := within(t, served, "Serve's return after Close in ready"); err != nil {
+		t.Errorf("Serve = %v, want nil", err)
+	}
+}

@@ -54,8 +54,9 @@ type Peer struct {
 	decoder   decoder // the read loop's
 	backlog   outbox  // the read loop's replies, written by another goroutine
 
-	wg       sync.WaitGroup // the read loop and every goroutine it or goOwned starts
-	readDone chan struct{}
+	wg          sync.WaitGroup // the read loop and every goroutine it or goOwned starts
+	readStarted atomic.Bool
+	readDone    chan struct{}
 
 	mu          sync.Mutex
 	readStopped bool          // no goroutine may join wg any more
@@ -75,6 +76,32 @@ var errLocalClose = errors.New("closed locally")
 // answers every call with Method not found). It starts reading at once. The
 // Peer owns conn from now on and closes it when the connection ends.
 func NewPeer(conn Conn, h Handler, opts *Options) *Peer {
+	p := newPeer(conn, h, opts)
+	p.wg.Add(1)
+	p.readStarted.Store(true)
+	go p.readLoop()
+	return p
+}
+
+// Serve runs a Peer on conn as NewPeer does, but reads on the calling
+// goroutine, and returns Wait's result once the connection has ended and
+// every handler has returned: a server that gives each connection a
+// goroutine of its own (an http.Handler, say) spends no second one on the
+// read loop. ready, if not nil, is called with the Peer before anything is
+// read, so that what it sets up is in place for the first request.
+func Serve(conn Conn, h Handler, opts *Options, ready func(*Peer)) error {
+	p := newPeer(conn, h, opts)
+	p.wg.Add(1) // the read loop's, from now: ready may start goroutines or Wait
+	if ready != nil {
+		ready(p)
+	}
+	p.readStarted.Store(true)
+	p.readLoop()
+	return p.Wait()
+}
+
+// newPeer sets up a Peer that does not read yet.
+func newPeer(conn Conn, h Handler, opts *Options) *Peer {
 	p := &Peer{
 		conn:      conn,
 		handler:   h,
@@ -91,8 +118,6 @@ func NewPeer(conn Conn, h Handler, opts *Options) *Peer {
 	p.ctx, p.cancel = context.WithCancel(context.WithValue(context.Background(), peerKey{}, p))
 	p.pending.max = p.opts.MaxPending
 	p.inbound.init(p)
-	p.wg.Add(1)
-	go p.readLoop()
 	return p
 }
 
@@ -102,7 +127,9 @@ func NewPeer(conn Conn, h Handler, opts *Options) *Peer {
 // call it); Wait waits for those. Close is safe to call more than once.
 func (p *Peer) Close() error {
 	p.end(errLocalClose)
-	<-p.readDone
+	if p.readStarted.Load() { // not yet, in Serve's ready: it will stop at once
+		<-p.readDone
+	}
 	return nil
 }
 

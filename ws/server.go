@@ -40,9 +40,8 @@ type Server struct {
 	// upgrade request gets HTTP 503. Default: 10000.
 	MaxConnections int
 
-	// OnConnect, if set, is called with each new Peer before its handlers
-	// run (requests that arrive meanwhile wait), for example to add it to
-	// a jsonrpc.Group. The Peer leaves any Group
+	// OnConnect, if set, is called with each new Peer before it reads
+	// anything, for example to add it to a jsonrpc.Group. The Peer leaves any Group
 	// by itself when its connection ends.
 	OnConnect func(p *jsonrpc.Peer, r *http.Request)
 
@@ -66,26 +65,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept has answered the request
 	}
-	h := s.Handler
-	var ready chan struct{}
-	if s.OnConnect != nil {
-		// Requests that arrive before OnConnect has returned wait for it,
-		// so the setup it does is in place for every handler.
-		ready = make(chan struct{})
-		h = gated{h: h, ready: ready}
+	// The Peer reads on this goroutine, which net/http gave the request
+	// and which stays with the connection anyway: no second one per
+	// connection. OnConnect runs before anything is read.
+	var tracked *jsonrpc.Peer
+	jsonrpc.Serve(c, s.Handler, s.Options.Peer, func(p *jsonrpc.Peer) {
+		if !s.track(p, c) {
+			c.SetCloseStatus(websocket.StatusGoingAway, "server shutting down")
+			p.Close()
+			return
+		}
+		tracked = p
+		if s.OnConnect != nil {
+			s.OnConnect(p, r)
+		}
+	})
+	if tracked != nil {
+		s.untrack(tracked)
 	}
-	p := jsonrpc.NewPeer(c, h, s.Options.Peer)
-	if !s.track(p, c) {
-		c.SetCloseStatus(websocket.StatusGoingAway, "server shutting down")
-		p.Close()
-		return
-	}
-	defer s.untrack(p)
-	if s.OnConnect != nil {
-		s.OnConnect(p, r)
-		close(ready)
-	}
-	p.Wait()
 }
 
 // Accept upgrades a request to a WebSocket Conn with the Server's options and
@@ -179,22 +176,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.wg.Wait()
 	return err
-}
-
-// gated holds requests back until ready is closed.
-type gated struct {
-	h     jsonrpc.Handler
-	ready <-chan struct{}
-}
-
-func (g gated) ServeRPC(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	select {
-	case <-g.ready:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if g.h == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
-	}
-	return g.h.ServeRPC(ctx, req)
 }

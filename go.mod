@@ -3,7 +3,7 @@ module github.com/peerwire/jsonrpc
 go 1.26.0
 
 require (
-	github.com/coder/websocket v1.8.15 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
+	github.com/coder/websocket v1.8.15
+	go.uber.org/goleak v1.3.0
+	golang.org/x/sync v0.25.0
 )

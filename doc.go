@@ -35,6 +35,10 @@
 //   - The elements of an inbound batch run concurrently, up to
 //     Options.BatchConcurrency at once; one reply array is written when all
 //     are done.
+//   - A reply reaches its caller as soon as it arrives; it does not wait
+//     for notifications that came before it (progress, say) to be handled,
+//     since a notification handler may itself be waiting for that caller.
+//     Send steps that must be seen before the result as calls.
 //   - The read loop routes replies to waiting calls as soon as they arrive
 //     and never runs user code, so a handler may call back the other side
 //     (PeerFromContext gives it its Peer) even when every handler slot is

@@ -6,7 +6,10 @@
 //
 // The parent calls the child's methods (one fails on purpose), sends a
 // batch, and serves a method the child calls back while answering; the
-// child pushes progress notifications to the parent.
+// child reports progress to the parent with calls of its own, so that the
+// parent has printed every step before the result comes back (a
+// notification would be handled on its own goroutine, concurrently with the
+// reply to the call it came with).
 package main
 
 import (
@@ -58,7 +61,9 @@ func runChild() error {
 		}
 		n := 0
 		for i, w := range strings.Fields(p.Text) {
-			peer.Notify(ctx, "progress", map[string]any{"word": i + 1})
+			if err := peer.Call(ctx, "progress", map[string]any{"word": i + 1}, nil); err != nil {
+				return 0, err
+			}
 			if !slices.Contains(stop, strings.ToLower(w)) {
 				n++
 			}

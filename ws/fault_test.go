@@ -61,6 +61,14 @@ var lostWithoutCloseFrame = causeCheck{"lost without a close frame, not io.EOF",
 		websocket.CloseStatus(err) == -1
 }}
 
+// resetSeen is the cause of a connection the other end reset: usually the
+// read sees ECONNRESET, but if the reset races a read that had just drained
+// the socket, the kernel may report the end of the stream instead (seen
+// here once in a few dozen runs on loopback), which ws reports as lost.
+var resetSeen = causeCheck{"wrapping ECONNRESET, or lost without a close frame", func(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || lostWithoutCloseFrame.is(err)
+}}
+
 // checkFailed checks that o failed with ErrClosed and the cause, within
 // faultBound of the fault.
 func checkFailed(t *testing.T, o outcome, cause causeCheck, fault time.Time) {
@@ -155,8 +163,8 @@ func TestTCPCutMidCall(t *testing.T) {
 		cut           func(net.Conn)
 		cutter, other causeCheck // the causes at the end cut and at the other
 	}{
-		{"server resets", true, reset, wraps(net.ErrClosed), wraps(syscall.ECONNRESET)},
-		{"client resets", false, reset, wraps(net.ErrClosed), wraps(syscall.ECONNRESET)},
+		{"server resets", true, reset, wraps(net.ErrClosed), resetSeen},
+		{"client resets", false, reset, wraps(net.ErrClosed), resetSeen},
 		{"server closes TCP", true, closeTCP, wraps(net.ErrClosed), lostWithoutCloseFrame},
 		{"client closes TCP", false, closeTCP, wraps(net.ErrClosed), lostWithoutCloseFrame},
 	} {
@@ -295,11 +303,11 @@ func TestTCPCutMidBatch(t *testing.T) {
 
 			fault := time.Now()
 			reset(within(t, conns, "the server's TCP connection"))
-			checkFailed(t, within(t, done, "Batch"), wraps(syscall.ECONNRESET), fault)
+			checkFailed(t, within(t, done, "Batch"), resetSeen, fault)
 			if elems[0].Error != nil || results[0] != "zero" {
 				t.Errorf("element answered before the cut: %q, %v; want its result", results[0], elems[0].Error)
 			}
-			waitFailed(t, "client", client, wraps(syscall.ECONNRESET))
+			waitFailed(t, "client", client, resetSeen)
 		})
 	}
 }

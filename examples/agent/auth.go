@@ -18,9 +18,10 @@ import (
 //
 //	{"_meta":{"token":"…"},"path":"/home/user/notes.txt"}
 //
-// The host's outbound interceptor (addToken) puts it into every call it
-// makes, and each tool's inbound interceptor (requireToken) refuses any call
-// without the right one before a handler sees it.
+// It is checked both ways: each side's outbound interceptor (addToken) puts
+// it into every call it makes, and its inbound interceptor (requireToken)
+// refuses any call without the right one before a handler sees it, so the
+// host refuses a tool's callback that lacks it, as a tool refuses the host's.
 
 // tokenEnv names the environment variable that carries the token to a tool.
 const tokenEnv = "AGENT_TOOL_TOKEN"

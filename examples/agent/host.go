@@ -134,6 +134,16 @@ func (h *host) withoutToken(files *tool) error {
 		return fmt.Errorf("files.read without a token: got %v, want code %d", err, CodeUnauthorized)
 	}
 	h.out.printf("  files.read without the token: refused by files: %v\n", err)
+
+	// And the other way: a tool's call to the host without the token.
+	var peek peekResult
+	if err := files.call("files.peek", pathParams{Path: "/home/user/notes.txt"}, &peek); err != nil {
+		return fmt.Errorf("files.peek: %w", err)
+	}
+	if !peek.Refused || peek.Code != CodeUnauthorized {
+		return fmt.Errorf("files.peek: the host answered %+v, want a refusal with code %d", peek, CodeUnauthorized)
+	}
+	h.out.printf("  files.peek: the tool called host.readFile without the token: refused by the host (code %d, %q)\n", peek.Code, peek.Message)
 	return nil
 }
 
@@ -314,7 +324,7 @@ func (h *host) start(self, name, token string) (*tool, error) {
 	log := h.log.With("tool", name)
 	peer := jsonrpc.NewPeer(conn, mux, &jsonrpc.Options{
 		Logger:       log,
-		Interceptors: []jsonrpc.Interceptor{logCalls(log), addToken(token)},
+		Interceptors: []jsonrpc.Interceptor{logCalls(log), addToken(token), requireToken(token)},
 	})
 	h.out.printf("  started tool %s (pid %d)\n", name, cmd.Process.Pid)
 	return &tool{name: name, conn: conn, peer: peer}, nil

@@ -140,6 +140,7 @@ func TestHostTranscript(t *testing.T) {
 		"  the sandbox now holds /etc/hosts, /home/user/notes.txt",
 		// the call without the token
 		"  files.read without the token: refused by files: jsonrpc: code -32010: unauthorized",
+		`  files.peek: the tool called host.readFile without the token: refused by the host (code -32010, "unauthorized: missing or wrong token")`,
 		// the batch
 		"  batch[0] files.read /home/user/notes.txt: 3 lines, 12 words, 69 bytes",
 		"  batch[1] files.read /etc/hosts: 2 lines, 4 words, 34 bytes",

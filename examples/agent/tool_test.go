@@ -146,7 +146,7 @@ func TestFilesTool(t *testing.T) {
 	if err := tc.call(t, "tools/list", nil, &list); err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(list.Tools); !strings.Contains(got, "files.read") || !strings.Contains(got, "files.delete") || len(list.Tools) != 2 {
+	if got := fmt.Sprint(list.Tools); !strings.Contains(got, "files.read") || !strings.Contains(got, "files.delete") || !strings.Contains(got, "files.peek") || len(list.Tools) != 3 {
 		t.Errorf("tools/list = %s", got)
 	}
 

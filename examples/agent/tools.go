@@ -77,6 +77,7 @@ var (
 	filesTools = []toolInfo{
 		{"files.read", "count the lines, words and bytes of a file (asks the host for it)"},
 		{"files.delete", "delete a file in the host's sandbox, once the host confirms"},
+		{"files.peek", "try host.readFile without the token (the host refuses)"},
 	}
 	flakyTools = []toolInfo{
 		{"flaky.echo", "send the text back"},
@@ -85,7 +86,8 @@ var (
 )
 
 // runTool serves the named tool on stdin and stdout until the host closes
-// stdin, refusing every call that lacks the token from the environment.
+// stdin, refusing every call that lacks the token from the environment and
+// adding it to the calls the tool makes back to the host.
 func runTool(name string) error {
 	mux := jsonrpc.NewMux()
 	var err error
@@ -110,7 +112,7 @@ func runTool(name string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("tool", name)
 	peer := jsonrpc.NewPeer(stdio.Stdio(&stdio.Options{Framing: stdio.Line}), mux, &jsonrpc.Options{
 		Logger:       logger,
-		Interceptors: []jsonrpc.Interceptor{requireToken(token)},
+		Interceptors: []jsonrpc.Interceptor{addToken(token), requireToken(token)},
 	})
 	return peer.Wait()
 }
@@ -123,7 +125,30 @@ func registerFiles(mux *jsonrpc.Mux) error {
 		}),
 		jsonrpc.Register(mux, "files.read", filesRead),
 		jsonrpc.Register(mux, "files.delete", filesDelete),
+		jsonrpc.Register(mux, "files.peek", filesPeek),
 	)
+}
+
+// peekResult is the result of files.peek.
+type peekResult struct {
+	Refused bool   `json:"refused"`
+	Code    int64  `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// filesPeek tries host.readFile without the token, as a tool gone rogue
+// might, and reports what the host answered: the host refuses any call from
+// a tool that lacks it.
+func filesPeek(ctx context.Context, p pathParams) (peekResult, error) {
+	if err := needPath(p); err != nil {
+		return peekResult{}, err
+	}
+	err := jsonrpc.PeerFromContext(ctx).Call(context.WithValue(ctx, noTokenKey{}, true), "host.readFile", p, nil)
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		return peekResult{Refused: true, Code: e.Code, Message: e.Message}, nil
+	}
+	return peekResult{}, err
 }
 
 // registerFlaky registers the methods of the flaky tool.

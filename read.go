@@ -10,8 +10,9 @@ import (
 
 // readLoop reads messages until the connection ends. It routes replies to
 // the pending table, answers malformed input, and hands requests to the
-// dispatcher; it never runs user code and never waits for a handler or a
-// write.
+// dispatcher. It never runs user code and never waits for a write; it waits
+// for a handler only to make room for a notification, and only while none
+// of this Peer's calls awaits a reply (see dispatcher.waitForNotes).
 func (p *Peer) readLoop() {
 	defer p.wg.Done()
 	defer close(p.readDone)

@@ -80,14 +80,18 @@ func NewConn(c *websocket.Conn, opts *Options) *Conn {
 // Read's context ends, which would lose the close frame that Close sends.
 // Close unblocks Read instead.
 func (c *Conn) Read(_ context.Context) ([]byte, error) {
-	typ, data, err := c.ws.Read(context.Background())
+	typ, r, err := c.ws.Reader(context.Background())
 	if err != nil {
 		return nil, c.readError(err)
 	}
-	if typ != websocket.MessageText {
+	if typ != websocket.MessageText { // refused before its payload is read
 		c.fail(ErrBinaryMessage)
 		c.ws.Close(websocket.StatusPolicyViolation, "JSON-RPC messages must be text")
 		return nil, ErrBinaryMessage
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, c.readError(err)
 	}
 	if !utf8.Valid(data) {
 		// coder/websocket does not check; serving it would echo its ids,

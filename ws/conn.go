@@ -36,10 +36,11 @@ var (
 type Conn struct {
 	ws *websocket.Conn
 
-	writing   atomic.Int32 // writes in progress
-	interval  time.Duration
-	timeout   time.Duration
-	keepalive sync.WaitGroup // a ping in progress
+	writing    atomic.Int32 // writes in progress
+	readBroken atomic.Bool  // reading stopped in the middle of a message
+	interval   time.Duration
+	timeout    time.Duration
+	keepalive  sync.WaitGroup // a ping in progress
 
 	mu          sync.Mutex
 	pinger      *time.Timer // runs the next ping; no goroutine waits for it
@@ -80,18 +81,17 @@ func NewConn(c *websocket.Conn, opts *Options) *Conn {
 // Read's context ends, which would lose the close frame that Close sends.
 // Close unblocks Read instead.
 func (c *Conn) Read(_ context.Context) ([]byte, error) {
-	typ, r, err := c.ws.Reader(context.Background())
+	// The whole message is read (up to the read limit) even when it turns
+	// out to be binary: coder/websocket's close handshake would otherwise
+	// first drain the rest of it, with no deadline.
+	typ, data, err := c.ws.Read(context.Background())
 	if err != nil {
 		return nil, c.readError(err)
 	}
-	if typ != websocket.MessageText { // refused before its payload is read
+	if typ != websocket.MessageText {
 		c.fail(ErrBinaryMessage)
 		c.ws.Close(websocket.StatusPolicyViolation, "JSON-RPC messages must be text")
 		return nil, ErrBinaryMessage
-	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, c.readError(err)
 	}
 	if !utf8.Valid(data) {
 		// coder/websocket does not check; serving it would echo its ids,
@@ -114,6 +114,7 @@ func (c *Conn) readError(err error) error {
 	case websocket.CloseStatus(err) == websocket.StatusNormalClosure:
 		return fmt.Errorf("%w: %w", io.EOF, err)
 	case errors.Is(err, websocket.ErrMessageTooBig):
+		c.readBroken.Store(true)
 		return fmt.Errorf("ws: incoming message over the size limit, closed with status 1009: %w", err)
 	case errors.Is(err, io.EOF):
 		// The stream ended without a close frame (1006, abnormal closure):
@@ -160,9 +161,13 @@ func (c *Conn) Close() error {
 		}
 		code, reason := c.closeCode, c.closeReason
 		c.mu.Unlock()
-		if c.writeStuck() {
-			// The other side takes no data: a close frame could not get
-			// through either, so drop the connection, which ends the write.
+		if c.writeStuck() || c.readBroken.Load() {
+			// The other side takes no data, or reading stopped in the
+			// middle of its message (over the limit; coder/websocket has
+			// answered that with a close frame already): a handshake would
+			// hang, since coder/websocket first drains the rest of the
+			// message with no deadline. Drop the connection instead, which
+			// also ends a stuck write.
 			err = c.ws.CloseNow()
 		} else {
 			err = c.ws.Close(code, reason)

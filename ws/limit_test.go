@@ -3,11 +3,13 @@
 package ws_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/peerwire/jsonrpc/ws"
@@ -121,5 +123,53 @@ func TestOversizedMessageMemory(t *testing.T) {
 	}
 	if cost[1] > cost[0]+1<<20 {
 		t.Errorf("refusing 16 MiB cost %d bytes, 2 MiB cost %d: the cost grows with the message", cost[1], cost[0])
+	}
+}
+
+// TestHugeFrameHeader: a frame header that announces 2 GiB (with only a
+// few bytes of payload behind it) is refused with close status 1009,
+// without allocating anything near what it claims: the read limit is
+// checked against the length as the payload is read, never trusted for
+// an allocation.
+func TestHugeFrameHeader(t *testing.T) {
+	ts := startServer(t, &ws.Server{Options: ws.Options{MaxMessageSize: 1 << 20}}, nil)
+	c := dialRawWS(t, ts)
+	server := ts.nextPeer(t)
+
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := c.Write(append(textFrameHeader(2<<30), `{"jsonrpc":"2.0",`...)); err != nil {
+		t.Fatal(err)
+	}
+	// The server closes with 1009 once it has read past the limit: send
+	// filler up to just past it, then read the close frame.
+	filler := make([]byte, 64<<10)
+	for sent := 0; sent <= 1<<20; sent += len(filler) {
+		if _, err := c.Write(filler); err != nil {
+			break // the server has closed already
+		}
+	}
+	frame := c.recv(t) // the close frame
+	if len(frame) < 2 || binary.BigEndian.Uint16(frame) != uint16(websocket.StatusMessageTooBig) {
+		t.Errorf("close frame payload %q, want status 1009", frame)
+	}
+	// No close handshake can complete (the server would read the reply as
+	// more of the 2 GiB payload), so the server drops the connection.
+	ended := make(chan error, 1)
+	go func() { ended <- server.Wait() }()
+	select {
+	case err := <-ended:
+		if !errors.Is(err, websocket.ErrMessageTooBig) {
+			t.Errorf("server Wait = %v, want an error wrapping websocket.ErrMessageTooBig", err)
+		}
+	case <-time.After(3 * wait):
+		t.Fatalf("server Wait did not return within %v", 3*wait)
+	}
+	runtime.ReadMemStats(&after)
+	if cost := after.TotalAlloc - before.TotalAlloc; cost > 16<<20 {
+		t.Errorf("refusing a 2 GiB frame allocated %d bytes", cost)
+	} else {
+		t.Logf("refusing a frame announcing 2 GiB allocated %.2f MiB", float64(cost)/(1<<20))
 	}
 }

@@ -46,7 +46,12 @@ func FuzzWSMessage(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	m := testMux(f)
+	// No method that can block ("sleep"): every input must finish fast.
+	m := jsonrpc.NewMux()
+	must(f, m.HandleFunc("echo", func(_ context.Context, r *jsonrpc.Request) (any, error) { return r.Params, nil }))
+	must(f, m.HandleFunc("fail", func(context.Context, *jsonrpc.Request) (any, error) {
+		return nil, jsonrpc.NewError(42, "boom", nil)
+	}))
 	must(f, m.HandleFunc("panic", func(context.Context, *jsonrpc.Request) (any, error) { panic("boom") }))
 	srv := &ws.Server{Handler: m}
 	hs := httptest.NewServer(srv)

@@ -7,15 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/peerwire/jsonrpc/internal/testbin"
 	"github.com/peerwire/jsonrpc/stdio"
 )
 
@@ -27,29 +25,7 @@ const (
 // binPath is the server binary that TestMain builds.
 var binPath string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "conformance-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binPath = filepath.Join(dir, "conformance")
-	args := []string{"build", "-o", binPath}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, ".")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the server: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		os.RemoveAll(dir)
-		os.Exit(code)
-	}))
-}
+func TestMain(m *testing.M) { testbin.Main(m, "conformance", &binPath) }
 
 // framings are the transports every conformance test runs over: stdio with
 // each framing, and WebSocket.
@@ -101,10 +77,7 @@ func start(t *testing.T, framing string, args ...string) *child {
 	c := &child{t: t, owner: t}
 	cmd := exec.Command(binPath, append([]string{"-transport", "stdio", "-framing", framing}, args...)...)
 	cmd.Stderr = &c.stderr
-	if raceEnabled && os.Getenv("GORACE") == "" {
-		// A race-enabled binary sleeps 1s on exit by default.
-		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	}
+	cmd.Env = testbin.Env()
 	conn, err := stdio.Command(cmd, &stdio.Options{Framing: f, GracePeriod: exitTimeout})
 	if err != nil {
 		t.Fatal(err)
@@ -381,9 +354,7 @@ func TestRepliesAfterStdinCloses(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, "-framing", "line")
 	cmd.Stdin = strings.NewReader(in)
-	if raceEnabled {
-		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	}
+	cmd.Env = testbin.Env()
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("server: %v", err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/peerwire/jsonrpc/internal/testbin"
 )
 
 // wsConn drives a server started with -transport ws through a plain
@@ -51,9 +52,7 @@ func startWSServer(t *testing.T, stderr io.Writer, args ...string) (*wsConn, str
 	t.Helper()
 	cmd := exec.Command(binPath, append([]string{"-transport", "ws", "-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Stderr = stderr
-	if raceEnabled {
-		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	}
+	cmd.Env = testbin.Env()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,9 +19,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 
-	"go.uber.org/goleak"
-
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/internal/testbin"
 	"github.com/peerwire/jsonrpc/stdio"
 )
 
@@ -33,29 +31,7 @@ const waitTimeout = 10 * time.Second
 // serverBin is the server binary TestMain builds.
 var serverBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "lsp-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	serverBin = filepath.Join(dir, "lsp")
-	args := []string{"build", "-o", serverBin}
-	if raceBuild {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, ".")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the server: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		os.RemoveAll(dir)
-		os.Exit(code)
-	}))
-}
+func TestMain(m *testing.M) { testbin.Main(m, "lsp", &serverBin) }
 
 // editor is the client side of one server process.
 type editor struct {

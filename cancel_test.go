@@ -224,3 +224,21 @@ func TestCallTimeoutRemoteNotReading(t *testing.T) {
 		t.Fatalf("after the Call: %s, %v", msg, err)
 	}
 }
+
+// TestCancelInSameBatch: a cancel notification in the same batch as the
+// call it names reaches that call (it is applied after the batch's work is
+// taken), which then answers -32800.
+func TestCancelInSameBatch(t *testing.T) {
+	h := mux(t, map[string]HandlerFunc{"block": func(ctx context.Context, _ *Request) (any, error) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+			return "not cancelled", nil
+		}
+	}})
+	_, raw := newRaw(t, h, nil)
+	got := raw.call(`[{"jsonrpc":"2.0","id":"b1","method":"block"},` +
+		`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b1"}}]`)
+	assertJSON(t, got, `[{"jsonrpc":"2.0","id":"b1","error":{"code":-32800,"message":"Request cancelled"}}]`)
+}

@@ -73,19 +73,29 @@ func (p *Peer) route(data []byte) {
 		return
 	}
 	work := msgs[:0]
+	var cancels []json.RawMessage
 	for _, m := range msgs {
 		switch {
 		case m.resp != nil:
 			p.receive(m)
 		case m.invalid == nil && m.req.IsNotification() && m.req.Method == p.opts.CancelMethod:
-			p.inbound.cancel(m.req.Params)
+			cancels = append(cancels, m.req.Params)
 		default:
 			work = append(work, m)
 		}
 	}
-	if len(work) == 0 {
-		return
+	if len(work) > 0 {
+		p.dispatch(work, batch)
 	}
+	// After the work is taken, so that a cancel reaches a call in the
+	// same batch as itself.
+	for _, params := range cancels {
+		p.inbound.cancel(params)
+	}
+}
+
+// dispatch hands work to the dispatcher, or answers what it cannot take.
+func (p *Peer) dispatch(work []message, batch bool) {
 	for !p.inbound.submit(work, batch) {
 		if batch || !work[0].req.IsNotification() || work[0].invalid != nil || !p.inbound.waitForNotes() {
 			p.overloaded(work, batch)

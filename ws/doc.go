@@ -25,10 +25,11 @@
 // pings is found within PingInterval+PingTimeout and its Peer ends with a
 // cause wrapping ErrKeepalive; a normal closure (1000) is a clean end, so
 // the Peer's Wait returns nil, while any other ending (another status, or
-// the connection lost without a close frame) is an error. Writes use the
-// Peer's lifetime context only, because coder/websocket closes the whole
-// connection when a Read or Write context ends; reads use no context at all,
-// so that closing a Peer still sends its close frame.
+// the connection lost without a close frame) is an error. Reads and writes
+// use no context at all: coder/websocket closes the whole connection when a
+// Read or Write context ends (and sets up a timer per write made with one),
+// so a per-call context must never reach it; closing the Peer ends them
+// instead, and still sends its close frame.
 //
 // Browsers: by default a Server accepts only same-origin requests (and
 // requests without an Origin header, which browsers always send), which

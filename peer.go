@@ -65,8 +65,9 @@ type Peer struct {
 	eofSeen     chan struct{} // closed when eof is set
 	endHooks    []func()      // run once the connection has ended
 	endOnce     sync.Once
-	done        chan struct{} // closed when the connection has ended
-	cause       error         // why it ended; nil after a clean end
+	endErr      atomic.Pointer[error] // set first thing when the connection ends
+	done        chan struct{}         // closed when the connection has ended
+	cause       error                 // why it ended; nil after a clean end
 }
 
 // errLocalClose is the cause recorded when Close ends the connection.
@@ -169,9 +170,13 @@ func (p *Peer) Done() <-chan struct{} { return p.done }
 func (p *Peer) end(cause error) {
 	p.endOnce.Do(func() {
 		p.cause = cause
-		// The pending table first: whoever sees the lifetime ctx end
-		// (writeLocked) finds the error with its cause in it.
-		p.pending.close(fmt.Errorf("%w: %w", ErrClosed, cause))
+		// The end error first: from now on nothing more is written (a
+		// handler whose own call just failed must not send that failure
+		// to the other side), and whoever is refused finds the cause in
+		// the error; then the pending table, then the lifetime ctx.
+		endErr := fmt.Errorf("%w: %w", ErrClosed, cause)
+		p.endErr.Store(&endErr)
+		p.pending.close(endErr)
 		p.cancel()
 		p.inbound.close()
 		close(p.done)
@@ -221,7 +226,10 @@ func (p *Peer) goOwned(f func()) bool {
 
 // closedErr is the error an operation returns once the connection ended.
 func (p *Peer) closedErr() error {
-	if err := p.pending.err(); err != nil {
+	if err := p.endErr.Load(); err != nil {
+		return *err
+	}
+	if err := p.pending.err(); err != nil { // draining after a clean EOF
 		return err
 	}
 	return ErrClosed
@@ -243,7 +251,7 @@ func (p *Peer) write(ctx context.Context, msg []byte) error {
 
 // writeLocked is write for a caller that holds the write lock.
 func (p *Peer) writeLocked(msg []byte) error {
-	if p.ctx.Err() != nil { // ending: a handler woken by it sends nothing more
+	if p.endErr.Load() != nil { // ending: nothing more goes out
 		return p.closedErr()
 	}
 	if p.opts.WriteTimeout > 0 {

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/peerwire/jsonrpc/internal/wiretest"
 )
 
 // fuzzSeeds are the specification's examples and the edge cases, plus a few
@@ -153,7 +155,7 @@ func FuzzPeer(f *testing.F) {
 		if len(replies) > 1 || len(replies) != min(len(want.ids), 1) {
 			t.Fatalf("%d reply messages %q, want %d", len(replies), replies, min(len(want.ids), 1))
 		}
-		ids := inputIDs(data)
+		ids := wiretest.InputIDs(data)
 		got := map[string]int{}
 		for _, reply := range replies {
 			if !json.Valid(reply) {
@@ -244,23 +246,4 @@ func expectReplies(data []byte, pending ID) expected {
 		}
 	}
 	return want
-}
-
-// inputIDs counts the raw ids of the objects at the top level of data or in
-// its top-level array.
-func inputIDs(data []byte) map[string]int {
-	ids := make(map[string]int)
-	var elems []json.RawMessage
-	if json.Unmarshal(data, &elems) != nil {
-		elems = []json.RawMessage{data}
-	}
-	for _, el := range elems {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(el, &obj) == nil {
-			if id, ok := obj["id"]; ok {
-				ids[string(id)]++
-			}
-		}
-	}
-	return ids
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/ws"
+
+	"github.com/peerwire/jsonrpc/internal/wiretest"
 )
 
 // fuzzQuiet is how long FuzzWSMessage waits, after the replies it expects,
@@ -116,7 +118,7 @@ func FuzzWSMessage(f *testing.F) {
 			t.Fatalf("unexpected message %q after the replies %q", msg, replies)
 		}
 
-		ids := wsInputIDs(data)
+		ids := wiretest.InputIDs(data)
 		for _, reply := range replies {
 			var elems []json.RawMessage
 			if isArray := reply[0] == '['; isArray != wantArray {
@@ -194,25 +196,6 @@ func answered(raw []byte) bool {
 		validNote = false
 	}
 	return !validNote
-}
-
-// wsInputIDs counts the raw ids of the objects at the top level of data or
-// in its top-level array.
-func wsInputIDs(data []byte) map[string]int {
-	ids := make(map[string]int)
-	var elems []json.RawMessage
-	if json.Unmarshal(data, &elems) != nil {
-		elems = []json.RawMessage{data}
-	}
-	for _, el := range elems {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(el, &obj) == nil {
-			if id, ok := obj["id"]; ok {
-				ids[string(id)]++
-			}
-		}
-	}
-	return ids
 }
 
 // TestInvalidUTF8: a text message that is not valid UTF-8 closes the

@@ -166,7 +166,7 @@ func TestSoak(t *testing.T) {
 	}
 	time.Sleep(duration)
 	close(stop)
-	if !waitGroupWithin(&workers, time.Minute) {
+	if !waitDone(&workers, time.Minute) {
 		t.Fatal("workers still running a minute after the end of the load")
 	}
 	ss.stopBroadcasts()
@@ -259,17 +259,6 @@ func heapAfterGC() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
-}
-
-func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-time.After(d):
-		return false
-	}
 }
 
 // warnCounter is a slog.Handler counting records at Warn and above, and
@@ -473,7 +462,7 @@ func (ss *soakServer) shutdown(t *testing.T) {
 		t.Errorf("Server.Shutdown: %v", err)
 	}
 	ss.hs.Close()
-	if !waitGroupWithin(&ss.closing, 30*time.Second) {
+	if !waitDone(&ss.closing, 30*time.Second) {
 		t.Error("server connections not ended 30 s after Shutdown")
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,24 +41,6 @@ func childEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // runHost runs the agent as the host and returns its transcript, its
 // stderr and how it ended.
 func runHostProcess(t *testing.T) (stdout, stderr string, err error) {
@@ -70,7 +50,7 @@ func runHostProcess(t *testing.T) (stdout, stderr string, err error) {
 	cmd := exec.CommandContext(ctx, binPath)
 	cmd.Env = childEnv()
 	cmd.WaitDelay = waitDelay
-	var out, errOut syncBuffer
+	var out, errOut testbin.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
 	if ctx.Err() != nil {
@@ -231,7 +211,7 @@ func TestUsage(t *testing.T) {
 			cmd := exec.CommandContext(ctx, binPath, tc.args...)
 			cmd.Env = childEnv(tc.env...)
 			cmd.WaitDelay = waitDelay
-			var stdout, stderr syncBuffer
+			var stdout, stderr testbin.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
 			if code := cmd.ProcessState.ExitCode(); code != 2 {

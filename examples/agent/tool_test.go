@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/internal/testbin"
 	"github.com/peerwire/jsonrpc/stdio"
 )
 
@@ -26,7 +27,7 @@ const (
 type toolConn struct {
 	peer   *jsonrpc.Peer
 	conn   *stdio.Conn
-	stderr *syncBuffer
+	stderr *testbin.Buffer
 }
 
 // startTool starts the agent as the named tool with testToken, as the host
@@ -36,7 +37,7 @@ func startTool(t *testing.T, name string, h jsonrpc.Handler) *toolConn {
 	t.Helper()
 	cmd := exec.Command(binPath, "-tool", name)
 	cmd.Env = childEnv(tokenEnv + "=" + testToken)
-	tc := &toolConn{stderr: new(syncBuffer)}
+	tc := &toolConn{stderr: new(testbin.Buffer)}
 	cmd.Stderr = tc.stderr
 	conn, err := stdio.Command(cmd, &stdio.Options{Framing: stdio.Line, GracePeriod: exitGrace})
 	if err != nil {

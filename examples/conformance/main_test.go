@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,7 +46,7 @@ type child struct {
 	t        *testing.T // the test the helpers report to
 	owner    *testing.T // the test that started the server; stop reports to it
 	conn     serverConn
-	stderr   syncBuffer
+	stderr   testbin.Buffer
 	stopOnce sync.Once
 	seq      int
 	broken   bool // a read or write failed: the connection is gone
@@ -263,24 +262,6 @@ func canonBatch(t *testing.T, s string) []string {
 	return out
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-transport", "carrier-pigeon"},
@@ -293,7 +274,7 @@ func TestUsageErrors(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), exitTimeout)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, binPath, args...)
-			var stdout, stderr syncBuffer
+			var stdout, stderr testbin.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
 			if code := cmd.ProcessState.ExitCode(); code != 2 {

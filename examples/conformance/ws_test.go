@@ -136,7 +136,7 @@ func TestWSOrigin(t *testing.T) {
 		{"other origin allowed", []string{"-origin", "evil.example"}, "http://evil.example", http.StatusSwitchingProtocols},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var stderr syncBuffer
+			var stderr testbin.Buffer
 			proc, url := startWSServer(t, &stderr, tc.args...)
 			defer func() {
 				if err := proc.stop(); err != nil {

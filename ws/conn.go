@@ -49,17 +49,39 @@ type Conn struct {
 	closeCode   websocket.StatusCode
 	closeReason string
 	closeOnce   sync.Once
+
+	// drop closes the transport under ws at once, even while
+	// coder/websocket's Close waits for the other side's close frame; nil
+	// for a Conn made by NewConn, whose transport ws cannot reach.
+	drop func() error
 }
+
+// closeTimeout bounds how long Close waits for the other side to answer its
+// close frame before it drops the connection. Whoever is still there answers
+// within a round trip; coder/websocket alone would wait 5 s, and a Peer's
+// Close with it.
+const closeTimeout = time.Second
 
 var _ jsonrpc.Conn = (*Conn)(nil)
 
 // NewConn wraps c, sets its read limit and starts its keepalive. The Conn
 // owns c from now on.
+//
+// ws cannot reach the transport under a websocket.Conn made elsewhere, so
+// the Close of a Conn made by NewConn may wait coder/websocket's 5 s for an
+// unanswered close frame; Dial, Accept and Server make Conns whose Close is
+// bounded by 1 s.
 func NewConn(c *websocket.Conn, opts *Options) *Conn {
+	return newConn(c, nil, opts)
+}
+
+// newConn is NewConn with drop, which closes the transport under c.
+func newConn(c *websocket.Conn, drop func() error, opts *Options) *Conn {
 	o := opts.withDefaults()
 	c.SetReadLimit(o.MaxMessageSize)
 	conn := &Conn{
 		ws:        c,
+		drop:      drop,
 		interval:  o.PingInterval,
 		timeout:   o.PingTimeout,
 		closeCode: websocket.StatusNormalClosure,
@@ -90,14 +112,14 @@ func (c *Conn) Read(_ context.Context) ([]byte, error) {
 	}
 	if typ != websocket.MessageText {
 		c.fail(ErrBinaryMessage)
-		c.ws.Close(websocket.StatusPolicyViolation, "JSON-RPC messages must be text")
+		c.closeWith(websocket.StatusPolicyViolation, "JSON-RPC messages must be text")
 		return nil, ErrBinaryMessage
 	}
 	if !utf8.Valid(data) {
 		// coder/websocket does not check; serving it would echo its ids,
 		// byte for byte, in replies that a browser must refuse.
 		c.fail(ErrInvalidUTF8)
-		c.ws.Close(websocket.StatusInvalidFramePayloadData, "text message is not valid UTF-8")
+		c.closeWith(websocket.StatusInvalidFramePayloadData, "text message is not valid UTF-8")
 		return nil, ErrInvalidUTF8
 	}
 	return data, nil
@@ -149,9 +171,20 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 // closure) unless SetCloseStatus chose another. It stops the keepalive and
 // waits for a ping in progress. When a write is still blocked 50 ms into
 // Close (the other side takes no data), Close drops the connection instead,
-// which ends that write; a handshake that the other side does not answer is
-// given up by coder/websocket after about 5 s.
+// which ends that write. When the other side does not answer the close frame
+// within 1 s, Close drops the connection and returns an error saying so
+// (for a Conn made by NewConn, see there). No goroutine of the Conn outlives
+// Close. Close may be called more than once, and concurrently; every call
+// returns once the connection is closed.
 func (c *Conn) Close() error {
+	c.mu.Lock()
+	code, reason := c.closeCode, c.closeReason
+	c.mu.Unlock()
+	return c.closeWith(code, reason)
+}
+
+// closeWith closes the connection with status code, once.
+func (c *Conn) closeWith(code websocket.StatusCode, reason string) error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
@@ -159,7 +192,6 @@ func (c *Conn) Close() error {
 		if c.pinger != nil {
 			c.pinger.Stop()
 		}
-		code, reason := c.closeCode, c.closeReason
 		c.mu.Unlock()
 		if c.writeStuck() || c.readBroken.Load() {
 			// The other side takes no data, or reading stopped in the
@@ -170,11 +202,32 @@ func (c *Conn) Close() error {
 			// also ends a stuck write.
 			err = c.ws.CloseNow()
 		} else {
-			err = c.ws.Close(code, reason)
+			err = c.handshake(code, reason)
 		}
 		c.keepalive.Wait()
 	})
 	return err
+}
+
+// handshake sends the close frame and waits for the answer, for at most
+// closeTimeout when the Conn can drop its transport. coder/websocket's
+// CloseNow cannot cut short a Close in progress (it waits for it), so the
+// transport itself is closed, which fails the handshake's read at once.
+func (c *Conn) handshake(code websocket.StatusCode, reason string) error {
+	if c.drop == nil {
+		return c.ws.Close(code, reason)
+	}
+	dropped := make(chan struct{})
+	timer := time.AfterFunc(closeTimeout, func() {
+		c.drop()
+		close(dropped)
+	})
+	err := c.ws.Close(code, reason)
+	if timer.Stop() {
+		return err
+	}
+	<-dropped // the timer's goroutine must not outlive Close
+	return fmt.Errorf("ws: no close frame from the other side within %v; connection dropped", closeTimeout)
 }
 
 // writeStuck reports whether a write is still in progress after a moment's

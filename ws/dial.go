@@ -4,6 +4,7 @@ package ws
 
 import (
 	"context"
+	"io"
 	"net/http"
 
 	"github.com/coder/websocket"
@@ -30,7 +31,14 @@ func Dial(ctx context.Context, url string, h jsonrpc.Handler, opts *DialOptions)
 	if opts != nil {
 		o = *opts
 	}
-	do := &websocket.DialOptions{HTTPClient: o.HTTPClient, HTTPHeader: o.HTTPHeader}
+	client := http.DefaultClient
+	if o.HTTPClient != nil {
+		client = o.HTTPClient
+	}
+	rt := &upgradeRecorder{base: client.Transport}
+	hc := *client
+	hc.Transport = rt
+	do := &websocket.DialOptions{HTTPClient: &hc, HTTPHeader: o.HTTPHeader}
 	if o.Compression {
 		do.CompressionMode = websocket.CompressionNoContextTakeover
 	}
@@ -38,5 +46,31 @@ func Dial(ctx context.Context, url string, h jsonrpc.Handler, opts *DialOptions)
 	if err != nil {
 		return nil, err
 	}
-	return jsonrpc.NewPeer(NewConn(c, &o.Options), h, o.Peer), nil
+	var drop func() error
+	if rt.conn != nil {
+		drop = rt.conn.Close
+	}
+	return jsonrpc.NewPeer(newConn(c, drop, &o.Options), h, o.Peer), nil
+}
+
+// upgradeRecorder keeps the connection of the upgrade response, which
+// coder/websocket takes over, so that Conn.Close can drop it when the close
+// handshake goes unanswered.
+type upgradeRecorder struct {
+	base http.RoundTripper // nil: http.DefaultTransport
+	conn io.ReadWriteCloser
+}
+
+func (u *upgradeRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	base := u.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusSwitchingProtocols {
+		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
+			u.conn = rwc
+		}
+	}
+	return resp, err
 }

@@ -3,8 +3,10 @@
 package ws
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"sync"
 
@@ -101,12 +103,35 @@ func Accept(w http.ResponseWriter, r *http.Request, opts *Options, originPattern
 	if o.Compression {
 		ao.CompressionMode = websocket.CompressionNoContextTakeover
 	}
-	c, err := websocket.Accept(w, r, ao)
+	hw := &hijackRecorder{ResponseWriter: w}
+	c, err := websocket.Accept(hw, r, ao)
 	if err != nil {
 		return nil, err
 	}
-	return NewConn(c, &o), nil
+	var drop func() error
+	if hw.conn != nil {
+		drop = hw.conn.Close
+	}
+	return newConn(c, drop, &o), nil
 }
+
+// hijackRecorder keeps the connection that coder/websocket hijacks, so that
+// Conn.Close can drop it when the close handshake goes unanswered.
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if w, ok := h.ResponseWriter.(interface{ WriteHeaderNow() }); ok {
+		w.WriteHeaderNow() // as coder/websocket does for gin's writer
+	}
+	c, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	h.conn = c
+	return c, brw, err
+}
+
+func (h *hijackRecorder) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // admit counts a new connection, or refuses it when full or shutting down.
 func (s *Server) admit() bool {

@@ -1,0 +1,90 @@
+//go:build !js
+
+package ws_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/ws"
+)
+
+// closeBound is how long a Close may take when the other side never answers
+// its close frame: ws gives up the handshake after 1 s, plus slack.
+const closeBound = 1500 * time.Millisecond
+
+// closeWithin closes p and fails the test if that takes longer than
+// closeBound.
+func closeWithin(t *testing.T, p *jsonrpc.Peer) {
+	t.Helper()
+	start := time.Now()
+	p.Close()
+	if d := time.Since(start); d > closeBound {
+		t.Errorf("Peer.Close took %v with the close frame unanswered, want under %v", d, closeBound)
+	}
+}
+
+// TestCloseUnansweredHandshake pins that a Peer's Close is bounded when the
+// other side completes the upgrade and then never answers the close frame:
+// coder/websocket alone would wait 5 s for it.
+func TestCloseUnansweredHandshake(t *testing.T) {
+	t.Run("server Peer, raw TCP client that never reads", func(t *testing.T) {
+		ts := startServer(t, &ws.Server{}, nil)
+		dialRawWS(t, ts) // upgraded, then silent
+		server := ts.nextPeer(t)
+		closeWithin(t, server)
+		waitErr(t, "server Wait", server)
+	})
+	t.Run("binary message from a client that never reads", func(t *testing.T) {
+		ts := startServer(t, &ws.Server{}, nil)
+		raw := dialRawWS(t, ts)
+		server := ts.nextPeer(t)
+		start := time.Now()
+		// A masked binary frame (mask key zero) of one byte: the server
+		// closes with 1008 and waits for an answer that never comes.
+		if _, err := raw.Write([]byte{0x82, 0x80 | 1, 0, 0, 0, 0, 'x'}); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitErr(t, "server Wait", server); !errors.Is(err, ws.ErrBinaryMessage) {
+			t.Errorf("server Wait = %v, want ErrBinaryMessage", err)
+		}
+		if d := time.Since(start); d > closeBound {
+			t.Errorf("server Peer ended %v after the binary message, want under %v", d, closeBound)
+		}
+	})
+	t.Run("client Peer, server that never reads", func(t *testing.T) {
+		var handlers handlerWG
+		release := make(chan struct{})
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			handlers.Add(1)
+			defer handlers.Done()
+			c, err := websocket.Accept(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer c.CloseNow()
+			select { // accept, then never read: the close frame waits
+			case <-release:
+			case <-time.After(wait):
+			}
+		}))
+		t.Cleanup(func() {
+			close(release)
+			handlers.wait(t)
+			hs.Close()
+		})
+		url := "ws" + strings.TrimPrefix(hs.URL, "http")
+		client, err := ws.Dial(testCtx(t, wait), url, nil, &ws.DialOptions{HTTPClient: hs.Client()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeWithin(t, client)
+		waitErr(t, "client Wait", client)
+	})
+}

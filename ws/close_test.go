@@ -88,3 +88,26 @@ func TestCloseUnansweredHandshake(t *testing.T) {
 		waitErr(t, "client Wait", client)
 	})
 }
+
+// TestCloseGoingAwayAndNoStatusAreClean pins that a client closing with 1001
+// (going away: a browser tab closing) or with no status at all (1005) ends
+// the server's Peer cleanly, as 1000 does: its Wait returns nil.
+func TestCloseGoingAwayAndNoStatusAreClean(t *testing.T) {
+	for _, code := range []websocket.StatusCode{websocket.StatusGoingAway, websocket.StatusNoStatusRcvd} {
+		t.Run(code.String(), func(t *testing.T) {
+			ts := startServer(t, &ws.Server{}, nil)
+			c := ts.rawDial(t, nil)
+			server := ts.nextPeer(t)
+			closed := make(chan error, 1)
+			// coder/websocket sends a close frame with an empty payload
+			// for StatusNoStatusRcvd, which the other side reads as 1005.
+			go func() { closed <- c.Close(code, "") }()
+			if err := waitErr(t, "server Wait", server); err != nil {
+				t.Errorf("server Wait after close %d = %v, want nil", code, err)
+			}
+			if err := within(t, closed, "raw Close"); err != nil {
+				t.Errorf("raw Close(%d): %v", code, err)
+			}
+		})
+	}
+}

@@ -94,8 +94,9 @@ func newConn(c *websocket.Conn, drop func() error, opts *Options) *Conn {
 	return conn
 }
 
-// Read returns the next text message. A normal closure (1000) by the other
-// side is io.EOF, a clean end; any other ending is an error, and so is a
+// Read returns the next text message. A close by the other side with status
+// 1000 (normal closure), 1001 (going away) or none (1005) is an error
+// wrapping io.EOF, a clean end; any other ending is an error, and so is a
 // binary message or a text message that is not valid UTF-8.
 //
 // Read does not use ctx: a Peer cancels its lifetime context before it
@@ -133,7 +134,7 @@ func (c *Conn) readError(err error) error {
 	switch {
 	case cause != nil:
 		return cause
-	case websocket.CloseStatus(err) == websocket.StatusNormalClosure:
+	case cleanEnd(websocket.CloseStatus(err)):
 		return fmt.Errorf("%w: %w", io.EOF, err)
 	case errors.Is(err, websocket.ErrMessageTooBig):
 		c.readBroken.Store(true)
@@ -145,6 +146,17 @@ func (c *Conn) readError(err error) error {
 	default:
 		return fmt.Errorf("ws: %w", err)
 	}
+}
+
+// cleanEnd reports whether a close status from the other side ends the
+// connection normally: 1000 (normal closure), 1001 (going away, such as a
+// browser tab closing) and 1005 (a close frame without a status).
+func cleanEnd(code websocket.StatusCode) bool {
+	switch code {
+	case websocket.StatusNormalClosure, websocket.StatusGoingAway, websocket.StatusNoStatusRcvd:
+		return true
+	}
+	return false
 }
 
 // Write sends msg as one text message. ctx is the Peer's lifetime context;

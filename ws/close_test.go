@@ -4,6 +4,7 @@ package ws_test
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -110,4 +111,35 @@ func TestCloseGoingAwayAndNoStatusAreClean(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAbnormalEndCauses pins what the server Peer's Wait returns for an
+// abnormal end: an application status from the other side is found by
+// errors.As as a websocket.CloseError, and a TCP connection dropped without
+// a close frame (1006) wraps ErrConnectionLost and does not look like the
+// clean end io.EOF stands for.
+func TestAbnormalEndCauses(t *testing.T) {
+	t.Run("close 4000", func(t *testing.T) {
+		ts := startServer(t, &ws.Server{}, nil)
+		c := ts.rawDial(t, nil)
+		server := ts.nextPeer(t)
+		closed := make(chan error, 1)
+		go func() { closed <- c.Close(4000, "application status") }()
+		err := waitErr(t, "server Wait", server)
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != 4000 {
+			t.Errorf("server Wait = %v, want a websocket.CloseError with code 4000", err)
+		}
+		within(t, closed, "raw Close")
+	})
+	t.Run("TCP dropped without a close frame", func(t *testing.T) {
+		ts := startServer(t, &ws.Server{}, nil)
+		c := ts.rawDial(t, nil)
+		server := ts.nextPeer(t)
+		c.CloseNow() // TCP close, no close frame: 1006 abnormal closure
+		err := waitErr(t, "server Wait", server)
+		if err == nil || errors.Is(err, io.EOF) || !errors.Is(err, ws.ErrConnectionLost) {
+			t.Errorf("server Wait = %v, want an error wrapping ErrConnectionLost, not io.EOF", err)
+		}
+	})
 }

@@ -28,6 +28,11 @@ var (
 	// UTF-8, which RFC 6455 requires a text message to be. The connection
 	// is closed with status 1007 (invalid frame payload data).
 	ErrInvalidUTF8 = errors.New("ws: text message is not valid UTF-8")
+	// ErrConnectionLost: the stream ended without a close frame (status
+	// 1006, abnormal closure), as when the other side's process dies. The
+	// stream's io.EOF is left out of the chain, since a Peer takes io.EOF
+	// for a clean end.
+	ErrConnectionLost = errors.New("ws: connection lost without a close frame")
 )
 
 // Conn carries JSON-RPC messages over a WebSocket connection, one message
@@ -141,8 +146,11 @@ func (c *Conn) readError(err error) error {
 		return fmt.Errorf("ws: incoming message over the size limit, closed with status 1009: %w", err)
 	case errors.Is(err, io.EOF):
 		// The stream ended without a close frame (1006, abnormal closure):
-		// not a clean end, so io.EOF must not stay in the chain.
-		return fmt.Errorf("ws: connection lost without a close frame: %v", err)
+		// not a clean end, so io.EOF must not stay in the chain. Nothing
+		// else in it is worth wrapping (coder/websocket's chain here is
+		// only text around io.EOF), so its text is kept, and the chain is
+		// ErrConnectionLost.
+		return fmt.Errorf("%w: %v", ErrConnectionLost, err)
 	default:
 		return fmt.Errorf("ws: %w", err)
 	}

@@ -20,16 +20,16 @@
 // status 1008 (policy violation); a text message that is not valid UTF-8
 // closes it with status 1007 (invalid frame payload data), as RFC 6455
 // requires, so that no id of it is ever echoed back in a text message a
-// browser would refuse; a message over Options.MaxMessageSize
-// closes it with status 1009 (message too big); a peer that stops answering
-// pings is found within PingInterval+PingTimeout and its Peer ends with a
-// cause wrapping ErrKeepalive; a close with status 1000 (normal closure),
-// 1001 (going away: a browser tab closing, a server shutting down) or none
-// (1005) is a clean end, so the Peer's Wait returns nil, while any other
-// ending (another status, or the connection lost without a close frame) is
-// an error; Close waits at most 1 s for the other side to answer its close
-// frame, then drops the connection (on a Conn made by Dial, Accept or
-// Server). Reads and writes
+// browser would refuse; a message over Options.MaxMessageSize closes it
+// with status 1009 (message too big); a peer that stops answering pings is
+// found within PingInterval+PingTimeout and its Peer ends with a cause
+// wrapping ErrKeepalive; a close with status 1000 (normal closure), 1001
+// (going away: a browser tab closing, a server shutting down) or none (1005)
+// is a clean end, so the Peer's Wait returns nil, while any other ending is
+// an error: another status (a websocket.CloseError in the chain), or the
+// connection lost without a close frame (ErrConnectionLost); Close waits at
+// most 1 s for the other side to answer its close frame, then drops the
+// connection (on a Conn made by Dial, Accept or Server). Reads and writes
 // use no context at all: coder/websocket closes the whole connection when a
 // Read or Write context ends (and sets up a timer per write made with one),
 // so a per-call context must never reach it; closing the Peer ends them

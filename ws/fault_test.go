@@ -54,10 +54,10 @@ func wraps(target error) causeCheck {
 }
 
 // lostWithoutCloseFrame is the cause of a TCP connection that ended without
-// a close frame: ws reports it as such, with the io.EOF of the stream left
-// out of the chain so that the end is not taken for a clean one.
-var lostWithoutCloseFrame = causeCheck{"lost without a close frame, not io.EOF", func(err error) bool {
-	return strings.Contains(err.Error(), "without a close frame") && !errors.Is(err, io.EOF) &&
+// a close frame: ws reports it as ErrConnectionLost, with the io.EOF of the
+// stream left out of the chain so that the end is not taken for a clean one.
+var lostWithoutCloseFrame = causeCheck{"wrapping ErrConnectionLost, not io.EOF", func(err error) bool {
+	return errors.Is(err, ws.ErrConnectionLost) && !errors.Is(err, io.EOF) &&
 		websocket.CloseStatus(err) == -1
 }}
 

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"sync"
@@ -49,9 +50,9 @@ type Server struct {
 
 	mu      sync.Mutex
 	conns   map[*jsonrpc.Peer]*Conn
-	active  int // requests admitted and not yet finished
-	closing bool
-	wg      sync.WaitGroup // one count per admitted request
+	active  int           // requests admitted and not yet finished
+	closing bool          // set by Shutdown: no more requests are admitted
+	idle    chan struct{} // made by Shutdown; closed when active drops to 0
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -145,15 +146,16 @@ func (s *Server) admit() bool {
 		return false
 	}
 	s.active++
-	s.wg.Add(1)
 	return true
 }
 
 func (s *Server) leave() {
 	s.mu.Lock()
 	s.active--
+	if s.closing && s.active == 0 {
+		close(s.idle) // once: nothing is admitted while closing
+	}
 	s.mu.Unlock()
-	s.wg.Done()
 }
 
 func (s *Server) track(p *jsonrpc.Peer, c *Conn) bool {
@@ -177,15 +179,23 @@ func (s *Server) untrack(p *jsonrpc.Peer) {
 
 // Shutdown stops accepting connections, lets in-flight calls finish until
 // ctx ends, closes every connection with status 1001 (going away), and
-// waits for their handlers to return. It returns ctx's error if ctx ended
-// before the calls finished.
+// waits for their handlers to return. When ctx ends first, it closes the
+// remaining connections at once (each Close waits at most 1 s for the
+// other side's close frame) and returns ctx's error without waiting for
+// handlers that are still running, as http.Server.Shutdown does: they
+// return in their own time, and so do the ServeHTTP calls running them.
+// Shutdown may be called more than once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.closing = true
-	peers := make(map[*jsonrpc.Peer]*Conn, len(s.conns))
-	for p, c := range s.conns {
-		peers[p] = c
+	if !s.closing {
+		s.closing = true
+		s.idle = make(chan struct{})
+		if s.active == 0 {
+			close(s.idle)
+		}
 	}
+	idle := s.idle
+	peers := maps.Clone(s.conns)
 	s.mu.Unlock()
 
 	errs := make(chan error, len(peers))
@@ -199,6 +209,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			err = e
 		}
 	}
-	s.wg.Wait()
-	return err
+	select {
+	case <-idle:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -191,3 +191,49 @@ func TestMaxConnections(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestShutdownDeadlineHandlerIgnoresCtx pins that Shutdown returns ctx's
+// error promptly when ctx ends while a handler that ignores its ctx is still
+// running, as http.Server.Shutdown does: it closes the connection and stops
+// waiting for the handler.
+func TestShutdownDeadlineHandlerIgnoresCtx(t *testing.T) {
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	finished := make(chan struct{})
+	m := testMux(t)
+	must(t, m.HandleFunc("stubborn", func(context.Context, *jsonrpc.Request) (any, error) {
+		defer close(finished)
+		started <- struct{}{}
+		select { // ignores its ctx: 3 s, or until the test is done
+		case <-release:
+		case <-time.After(3 * time.Second):
+		}
+		return "done", nil
+	}))
+	ts := startServer(t, &ws.Server{Handler: m}, nil)
+	client := ts.dial(t, nil, nil)
+	ts.nextPeer(t)
+
+	ctx := testCtx(t, wait)
+	call := make(chan error, 1)
+	go func() { call <- client.Call(ctx, "stubborn", nil, nil) }()
+	within(t, started, "the handler to start")
+
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	err := ts.Shutdown(sctx)
+	d := time.Since(start)
+	close(release)
+	within(t, finished, "the handler to return")
+
+	if d > 500*time.Millisecond {
+		t.Errorf("Shutdown took %v with a 100 ms ctx and a handler ignoring its ctx", d)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Shutdown = %v, want context.DeadlineExceeded", err)
+	}
+	if err := within(t, call, "the call"); !errors.Is(err, jsonrpc.ErrClosed) {
+		t.Errorf("call cut short by Shutdown = %v, want ErrClosed", err)
+	}
+}

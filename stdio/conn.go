@@ -90,9 +90,10 @@ type Conn struct {
 	r       io.Reader
 	w       io.Writer
 
-	rmu  sync.Mutex // guards br and rerr
-	br   *bufio.Reader
-	rerr error // sticky fatal read error
+	rmu   sync.Mutex // guards br and rerr
+	br    *bufio.Reader
+	rerr  error // sticky fatal read error
+	rpump *pump // reads r when Close cannot interrupt it, or nil
 
 	wmu  sync.Mutex // guards wbuf and serialises writes
 	wbuf bytes.Buffer
@@ -116,10 +117,20 @@ var _ jsonrpc.Conn = (*Conn)(nil)
 // Close closes r and w if they implement io.Closer, each once (once in all
 // when r and w are the same value).
 //
-// Close unblocks a pending Read or Write only if closing r or w does so, as
-// it does for net.Conn, io.Pipe and pipes made by os.Pipe.
+// When r is an io.Closer, Close unblocks a pending Read only if closing r
+// does so, as it does for net.Conn, io.Pipe and pipes made by os.Pipe. When
+// r is not one, the Conn reads r on a goroutine of its own, started by the
+// first Read, so that Close can make a pending Read return at once; that
+// goroutine ends with the Conn, except that a call to r.Read under way when
+// the Conn closes cannot be abandoned: the goroutine outlives Close until
+// that call returns, and then ends without reading again. It also ends when
+// r.Read fails or Read returns a final error.
 func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	c := newConn(r, w, opts)
+	if _, ok := r.(io.Closer); !ok && r != nil {
+		c.rpump = newPump(r.Read)
+		c.br = bufio.NewReaderSize(c.rpump, readBufferSize)
+	}
 	c.closeFn = func() error { return closeBoth(r, w) }
 	return c
 }
@@ -213,6 +224,7 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	c.rerr = err
+	c.rpump.stop() // nothing will be read again
 	return nil, err
 }
 
@@ -265,6 +277,7 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
+		c.rpump.stop()
 		c.watchMu.Lock()
 		if c.unwatch != nil {
 			c.unwatch()

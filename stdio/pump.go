@@ -8,8 +8,9 @@ import "sync"
 //
 // The goroutine is started by the first call and serves every later one: it
 // hands the caller's buffer to fn and the result back, so nothing is copied
-// and nothing is allocated per call. It ends when the Conn closes (once fn
-// returns, if a call is under way), when fn fails, or when stop is called.
+// and nothing is allocated per call. It ends when stop is called, which
+// Close does (and the Conn's Read on a final error), or, if a call to fn is
+// under way then, as soon as fn returns.
 //
 // Calls must not be concurrent: the Conn makes them under its read or write
 // lock. stop may be called at any time.
@@ -19,8 +20,7 @@ type pump struct {
 	res      chan pumpResult // 1-buffered: the goroutine never waits on it
 	quit     chan struct{}   // closed by stop
 	stopOnce sync.Once
-	started  bool  // the goroutine has been started
-	err      error // the error fn returned, after which the goroutine ended
+	started  bool // the goroutine has been started
 }
 
 type pumpResult struct {
@@ -41,9 +41,6 @@ func newPump(fn func([]byte) (int, error)) *pump {
 // errClosed as soon as stop is called. In that case fn may still be using b:
 // the caller must not use b again.
 func (p *pump) call(b []byte) (int, error) {
-	if p.err != nil {
-		return 0, p.err
-	}
 	select {
 	case <-p.quit:
 		return 0, errClosed
@@ -60,7 +57,6 @@ func (p *pump) call(b []byte) (int, error) {
 	}
 	select {
 	case r := <-p.res:
-		p.err = r.err
 		return r.n, r.err
 	case <-p.quit:
 		return 0, errClosed
@@ -79,9 +75,6 @@ func (p *pump) run() {
 			}
 			n, err := p.fn(b)
 			p.res <- pumpResult{n, err}
-			if err != nil {
-				return
-			}
 		case <-p.quit:
 			return
 		}

@@ -94,3 +94,49 @@ func TestCloseUnblocksConnReadOfUncloseableReader(t *testing.T) {
 		t.Error("Read after Close called the reader")
 	}
 }
+
+// TestCloseUnblocksWriteToUncloseableWriter: a Write blocked in a writer
+// that is not an io.Closer (a remote that stopped reading, behind a wrapper)
+// returns a closed error within a second of Close, and so does a Notify of
+// a Peer on the Conn; the goroutine the Conn writes on ends once the writer
+// returns.
+func TestCloseUnblocksWriteToUncloseableWriter(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	t.Run("Conn", func(t *testing.T) {
+		g := newGate()
+		defer close(g.open)
+		c := NewConn(nil, g, nil)
+		done := make(chan error, 1)
+		go func() { done <- c.Write(context.Background(), []byte("{}")) }()
+		g.entry(t)
+		within(t, time.Second, "Close", func() { c.Close() })
+		select {
+		case err := <-done:
+			if !isClosedErr(err) {
+				t.Errorf("Write error = %v, want a closed error", err)
+			}
+		case <-time.After(time.Second):
+			t.Fatal("Write still blocked a second after Close")
+		}
+		if err := c.Write(context.Background(), []byte("{}")); !isClosedErr(err) {
+			t.Errorf("Write after Close = %v, want a closed error", err)
+		}
+	})
+	t.Run("Peer", func(t *testing.T) {
+		g := newGate()
+		defer close(g.open)
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		p := jsonrpc.NewPeer(NewConn(pr, g, nil), nil, nil)
+		done := make(chan error, 1)
+		go func() { done <- p.Notify(context.Background(), "note", nil) }()
+		g.entry(t)
+		within(t, time.Second, "Peer.Close", func() { p.Close() })
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+			t.Fatal("Notify still blocked a second after Close")
+		}
+		within(t, time.Second, "Peer.Wait", func() { p.Wait() })
+	})
+}

@@ -90,12 +90,14 @@ type Conn struct {
 	r       io.Reader
 	w       io.Writer
 
-	rmu  sync.Mutex // guards br and rerr
-	br   *bufio.Reader
-	rerr error // sticky fatal read error
+	rmu   sync.Mutex // guards br and rerr
+	br    *bufio.Reader
+	rerr  error // sticky fatal read error
+	rpump *pump // reads r when Close cannot interrupt it, or nil
 
-	wmu  sync.Mutex // guards wbuf and serialises writes
-	wbuf bytes.Buffer
+	wmu   sync.Mutex // guards wbuf and serialises writes
+	wbuf  bytes.Buffer
+	wpump *pump // writes to w when Close cannot interrupt it, or nil
 
 	watchMu sync.Mutex
 	watched context.Context // the ctx that closes c when it ends, once set
@@ -116,10 +118,26 @@ var _ jsonrpc.Conn = (*Conn)(nil)
 // Close closes r and w if they implement io.Closer, each once (once in all
 // when r and w are the same value).
 //
-// Close unblocks a pending Read or Write only if closing r or w does so, as
-// it does for net.Conn, io.Pipe and pipes made by os.Pipe.
+// Close makes a pending Read or Write return promptly, with one limit: when
+// r or w is an io.Closer, that relies on closing it unblocking its Read or
+// Write, as it does for net.Conn, io.Pipe and pipes made by os.Pipe but not
+// for a terminal, say. When r or w is not an io.Closer, the Conn calls its Read or Write on a goroutine of
+// its own, started by the first Read or Write, so that a pending call can be
+// abandoned. That costs a hand-over between goroutines per call to r.Read
+// (which fills a 64 KiB buffer) and per Write, but no allocation. Such a
+// goroutine lives until Close, so a Conn over them must be closed; the
+// reader's also ends once Read has returned a final error. A call to r.Read
+// or w.Write under way at Close cannot be interrupted: its goroutine
+// outlives Close until that call returns, then ends without another.
 func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	c := newConn(r, w, opts)
+	if _, ok := r.(io.Closer); !ok && r != nil {
+		c.rpump = newPump(r.Read)
+		c.br = bufio.NewReaderSize(c.rpump, readBufferSize)
+	}
+	if _, ok := w.(io.Closer); !ok && w != nil {
+		c.wpump = newPump(w.Write)
+	}
 	c.closeFn = func() error { return closeBoth(r, w) }
 	return c
 }
@@ -213,6 +231,7 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	c.rerr = err
+	c.rpump.stop() // nothing will be read again
 	return nil, err
 }
 
@@ -241,9 +260,11 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 		err = encodeLineFrame(&c.wbuf, msg)
 	}
 	if err == nil {
-		_, err = c.w.Write(c.wbuf.Bytes())
+		_, err = c.writeFrame(c.wbuf.Bytes())
 	}
-	if c.wbuf.Cap() > maxRetainedWriteBuffer {
+	// After a failure the buffer is dropped, not reused: an abandoned
+	// w.Write may still be reading it.
+	if err != nil || c.wbuf.Cap() > maxRetainedWriteBuffer {
 		c.wbuf = bytes.Buffer{}
 	}
 	if err != nil {
@@ -258,6 +279,14 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 	return nil
 }
 
+// writeFrame writes b to the underlying writer, through the pump if any.
+func (c *Conn) writeFrame(b []byte) (int, error) {
+	if c.wpump != nil {
+		return c.wpump.call(b)
+	}
+	return c.w.Write(b)
+}
+
 // Close closes the Conn, unblocking pending calls to Read and Write (see
 // NewConn and Stdio for the limits of that) and releasing its resources.
 // For a Conn made by Command it also ends and reaps the child process; see
@@ -265,6 +294,8 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
+		c.rpump.stop()
+		c.wpump.stop()
 		c.watchMu.Lock()
 		if c.unwatch != nil {
 			c.unwatch()

@@ -84,6 +84,7 @@ func TestWriteWireFormat(t *testing.T) {
 	for _, tt := range tests {
 		var rec recorder
 		c := NewConn(nil, &rec, &Options{Framing: tt.framing})
+		defer c.Close()
 		if err := c.Write(t.Context(), []byte(tt.msg)); err != nil {
 			t.Errorf("%v Write(%q): %v", tt.framing, tt.msg, err)
 			continue
@@ -97,6 +98,7 @@ func TestWriteWireFormat(t *testing.T) {
 func TestLineWriteErrors(t *testing.T) {
 	var rec recorder
 	c := NewConn(nil, &rec, &Options{Framing: Line})
+	defer c.Close()
 	for _, msg := range []string{"", " \r\n", "{\n", "not json\n"} {
 		if err := c.Write(t.Context(), []byte(msg)); err == nil {
 			t.Errorf("Write(%q) succeeded", msg)
@@ -113,6 +115,7 @@ func TestConcurrentWrites(t *testing.T) {
 	for _, f := range framings {
 		var rec recorder
 		c := NewConn(nil, &rec, &Options{Framing: f})
+		defer c.Close()
 		var wg sync.WaitGroup
 		for i := range 20 {
 			wg.Go(func() {

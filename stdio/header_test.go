@@ -138,6 +138,7 @@ func TestOversizeHeaderMessageStreams(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	c := NewConn(input, io.Discard, nil)
+	defer c.Close()
 	_, err1 := c.Read(t.Context())
 	msg, err2 := c.Read(t.Context())
 	runtime.ReadMemStats(&after)

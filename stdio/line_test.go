@@ -68,6 +68,7 @@ func TestOversizeLineStreams(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	c := NewConn(input, io.Discard, &Options{Framing: Line, MaxMessageSize: limit})
+	defer c.Close()
 	_, err1 := c.Read(t.Context())
 	msg, err2 := c.Read(t.Context())
 	runtime.ReadMemStats(&after)
@@ -90,6 +91,7 @@ func TestLineAllocation(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	c := NewConn(strings.NewReader(input), io.Discard, &Options{Framing: Line, MaxMessageSize: limit})
+	defer c.Close()
 	msg, err := c.Read(t.Context())
 	runtime.ReadMemStats(&after)
 	if err != nil || len(msg) != limit || cap(msg) > limit {

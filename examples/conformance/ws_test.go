@@ -31,7 +31,7 @@ type wsConn struct {
 func startWS(t *testing.T, args ...string) *child {
 	t.Helper()
 	c := &child{t: t, owner: t}
-	proc, url := startWSServer(t, &c.stderr, args...)
+	proc, url := startWSServer(t, binPath, &c.stderr, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
 	conn, _, err := websocket.Dial(ctx, url, nil)
@@ -46,11 +46,11 @@ func startWS(t *testing.T, args ...string) *child {
 	return c
 }
 
-// startWSServer starts the server process and returns it with the URL from
-// the first line of its output.
-func startWSServer(t *testing.T, stderr io.Writer, args ...string) (*wsConn, string) {
+// startWSServer starts the server binary bin and returns its process with
+// the URL from the first line of its output.
+func startWSServer(t *testing.T, bin string, stderr io.Writer, args ...string) (*wsConn, string) {
 	t.Helper()
-	cmd := exec.Command(binPath, append([]string{"-transport", "ws", "-addr", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"-transport", "ws", "-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Stderr = stderr
 	cmd.Env = testbin.Env()
 	stdin, err := cmd.StdinPipe()
@@ -137,7 +137,7 @@ func TestWSOrigin(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr testbin.Buffer
-			proc, url := startWSServer(t, &stderr, tc.args...)
+			proc, url := startWSServer(t, binPath, &stderr, tc.args...)
 			defer func() {
 				if err := proc.stop(); err != nil {
 					t.Errorf("server exit: %v\n%s", err, stderr.String())

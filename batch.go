@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
+	"time"
 )
 
 // BatchElem is one element of an outgoing batch.
@@ -31,12 +33,16 @@ var ErrEmptyBatch = errors.New("jsonrpc: empty batch")
 // outcome is in its Error and Result; Batch itself fails only if the batch
 // could not be sent or the wait was cut short by ctx or the end of the
 // connection, in which case outstanding elements are forgotten (and
-// cancelled, as for Call). A batch of notifications only returns once
-// written.
+// cancelled, as for Call, if they had been sent). A batch of notifications
+// only returns once written.
 //
-// Each element passes through the Peer's interceptors on a goroutine of its
-// own; the array holds the elements that they let through, and is written
-// once every element has been let through or refused.
+// With interceptors, each element passes through them on a goroutine of its
+// own. The elements that reach the end of the chain together are written
+// as one array: once every element has arrived or been refused, or once
+// none has for batchGather (an interceptor holding an element back, such
+// as a concurrency limit, whose slot an element already sent must first
+// give back). An element that arrives later goes in a later array, so an
+// interceptor that limits concurrency slows a batch but cannot deadlock it.
 func (p *Peer) Batch(ctx context.Context, elems []BatchElem) error {
 	if len(elems) == 0 {
 		return ErrEmptyBatch
@@ -58,6 +64,10 @@ func (p *Peer) Batch(ctx context.Context, elems []BatchElem) error {
 	return b.runIntercepted(ctx)
 }
 
+// batchGather is how long the elements of an intercepted Batch that have
+// reached the wire wait for their siblings before they go without them.
+const batchGather = 2 * time.Millisecond
+
 // outBatch is one outgoing batch on its way.
 type outBatch struct {
 	p      *Peer
@@ -67,20 +77,19 @@ type outBatch struct {
 	chans  []chan *Response // set by send for the calls sent
 }
 
-// send registers the calls among the elements that join (all when join is
-// nil) and writes them as one array. It reports whether it sent anything.
-func (b *outBatch) send(ctx context.Context, join []bool) (bool, error) {
-	b.chans = make([]chan *Response, len(b.elems))
+// send registers the calls among the elements idx and queues them as one
+// array. It returns the queued message (nil when idx is empty).
+func (b *outBatch) send(ctx context.Context, idx []int) (*outMsg, error) {
+	if len(idx) == 0 {
+		return nil, nil
+	}
 	msg := []byte{'['}
-	for i := range b.elems { // by index: other goroutines set elems[i].Error
-		if join != nil && !join[i] {
-			continue
-		}
+	for _, i := range idx { // by index: other goroutines set elems[i].Error
 		if !b.ids[i].IsZero() {
 			ch, err := b.p.pending.add(b.ids[i])
 			if err != nil {
-				b.p.forgetAll(b.ids)
-				return false, err
+				b.p.forgetAll(b.idsOf(idx))
+				return nil, err
 			}
 			b.chans[i] = ch
 		}
@@ -89,18 +98,45 @@ func (b *outBatch) send(ctx context.Context, join []bool) (bool, error) {
 		}
 		msg = appendRequest(msg, b.ids[i], b.elems[i].Method, b.params[i])
 	}
-	if len(msg) == 1 {
-		return false, nil // every element was refused
+	m, err := b.p.out.enqueue(ctx, append(msg, ']'), true)
+	if err != nil {
+		b.p.forgetAll(b.idsOf(idx))
+		return nil, err
 	}
-	if err := b.p.write(ctx, append(msg, ']')); err != nil {
-		b.p.forgetAll(b.ids)
-		return false, err
-	}
-	return true, nil
+	return m, nil
 }
 
-// wait waits for element i's reply.
-func (b *outBatch) wait(ctx context.Context, i int) (*Response, error) {
+// idsOf returns the ids of the elements idx.
+func (b *outBatch) idsOf(idx []int) []ID {
+	ids := make([]ID, len(idx))
+	for k, i := range idx {
+		ids[k] = b.ids[i]
+	}
+	return ids
+}
+
+// written waits for m to be written when it holds notifications only, which
+// nothing else would wait for.
+func (b *outBatch) written(ctx context.Context, m *outMsg, idx []int) error {
+	for _, i := range idx {
+		if !b.ids[i].IsZero() {
+			return nil // its replies will say
+		}
+	}
+	b.p.out.watch(1)
+	defer b.p.out.watch(-1)
+	select {
+	case <-m.written:
+		return m.err
+	case <-ctx.Done():
+		b.p.out.withdraw(m)
+		return ctx.Err()
+	}
+}
+
+// wait waits for element i's reply, sent in m. When ctx ends first, the
+// call is forgotten, and cancelled if m went out.
+func (b *outBatch) wait(ctx context.Context, m *outMsg, i int) (*Response, error) {
 	select {
 	case resp := <-b.chans[i]:
 		return b.p.delivered(resp)
@@ -108,25 +144,38 @@ func (b *outBatch) wait(ctx context.Context, i int) (*Response, error) {
 		if !b.p.pending.forget(b.ids[i]) {
 			return b.p.delivered(<-b.chans[i])
 		}
-		b.p.sendCancel(b.ids[i])
+		if !b.p.out.withdraw(m) {
+			b.p.sendCancel(b.ids[i])
+		}
 		return nil, ctx.Err()
 	}
 }
 
 // run sends the batch and collects its replies in order of the elements.
 func (b *outBatch) run(ctx context.Context) error {
-	if _, err := b.send(ctx, nil); err != nil {
-		return err
+	b.chans = make([]chan *Response, len(b.elems))
+	all := make([]int, len(b.elems))
+	for i := range all {
+		all[i] = i
 	}
 	defer b.p.inbound.park(ctx)() // as in Call
+	m, err := b.send(ctx, all)
+	if err != nil {
+		return err
+	}
+	if err := b.written(ctx, m, all); err != nil {
+		return err
+	}
 	for i := range b.elems {
 		if b.chans[i] == nil {
 			continue
 		}
-		resp, err := b.wait(ctx, i)
+		resp, err := b.wait(ctx, m, i)
 		if err != nil {
 			if ctx.Err() != nil {
-				b.p.sendCancel(b.p.forgetAll(b.ids[i+1:])...)
+				if left := b.p.forgetAll(b.ids[i+1:]); !b.p.out.withdraw(m) {
+					b.p.sendCancel(left...)
+				}
 			}
 			return err
 		}
@@ -135,47 +184,107 @@ func (b *outBatch) run(ctx context.Context) error {
 	return nil
 }
 
+// round is one array of an intercepted batch: the elements that reached
+// the wire together.
+type round struct {
+	idx     []int
+	flushed bool          // being sent: who is in it is settled
+	sent    chan struct{} // closed once queued (or failed)
+	msg     *outMsg
+	err     error
+}
+
+// gatherer forms the rounds of an intercepted batch.
+type gatherer struct {
+	b         *outBatch
+	ctx       context.Context
+	mu        sync.Mutex
+	remaining int // elements not yet arrived or refused
+	cur       *round
+	timer     *time.Timer
+}
+
+// arrive records that element i reached the wire (joins) or was refused,
+// and returns the round it joined.
+func (g *gatherer) arrive(i int, joins bool) *round {
+	g.mu.Lock()
+	g.remaining--
+	r := g.cur
+	if joins {
+		r.idx = append(r.idx, i)
+	}
+	switch {
+	case g.remaining == 0:
+		g.mu.Unlock()
+		g.flush(r)
+		return r
+	case len(r.idx) > 0: // wait a moment for the others
+		if g.timer == nil {
+			g.timer = time.AfterFunc(batchGather, func() { g.flush(g.current()) })
+		} else {
+			g.timer.Reset(batchGather)
+		}
+	}
+	g.mu.Unlock()
+	return r
+}
+
+func (g *gatherer) current() *round {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.cur
+}
+
+// flush sends round r, unless it is being sent already.
+func (g *gatherer) flush(r *round) {
+	g.mu.Lock()
+	if r.flushed || len(r.idx) == 0 {
+		g.mu.Unlock()
+		return
+	}
+	r.flushed = true
+	g.cur = &round{sent: make(chan struct{})}
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	g.mu.Unlock()
+	slices.Sort(r.idx) // in the order of the elements, as without interceptors
+	if r.err = g.ctx.Err(); r.err == nil {
+		r.msg, r.err = g.b.send(g.ctx, r.idx)
+	}
+	close(r.sent)
+}
+
+// leave takes element i out of round r when its ctx ends before r is sent.
+// It reports false once r is being sent with the element in it.
+func (g *gatherer) leave(r *round, i int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r.flushed {
+		return false
+	}
+	r.idx = slices.DeleteFunc(r.idx, func(j int) bool { return j == i })
+	return true
+}
+
 // runIntercepted runs each element through the interceptors on its own
-// goroutine. The elements that reach the end of the chain join the array;
-// the last element to join or be refused writes it.
+// goroutine, and sends them in rounds (see Batch).
 func (b *outBatch) runIntercepted(ctx context.Context) error {
+	b.chans = make([]chan *Response, len(b.elems))
+	g := &gatherer{b: b, ctx: ctx, remaining: len(b.elems), cur: &round{sent: make(chan struct{})}}
+	defer func() {
+		g.mu.Lock()
+		if g.timer != nil {
+			g.timer.Stop()
+		}
+		g.mu.Unlock()
+	}()
 	var (
 		mu       sync.Mutex
-		join     = make([]bool, len(b.elems))
-		pending  = len(b.elems) // elements not yet joined or refused
-		sending  bool           // the array is being built: who joined is settled
-		sent     = make(chan struct{})
 		sendErr  error
 		firstErr error
 		wg       sync.WaitGroup
 	)
-	arrive := func(i int, joins bool) {
-		mu.Lock()
-		join[i] = joins
-		pending--
-		last := pending == 0
-		sending = last
-		mu.Unlock()
-		if !last {
-			return
-		}
-		if sendErr = ctx.Err(); sendErr == nil {
-			_, sendErr = b.send(ctx, join)
-		}
-		close(sent)
-	}
-	// leave takes an element that joined out of the array, when its ctx
-	// ends before the array is sent. It reports false once the array is
-	// being sent with the element in it.
-	leave := func(i int) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if sending {
-			return false
-		}
-		join[i] = false
-		return true
-	}
 	defer b.p.inbound.park(ctx)()
 	for i := range b.elems {
 		wg.Add(1)
@@ -189,26 +298,34 @@ func (b *outBatch) runIntercepted(ctx context.Context) error {
 				}
 				arrived = true
 				if err := checkParams(info.Params); err != nil {
-					arrive(i, false)
+					g.arrive(i, false)
 					return nil, err
 				}
 				b.params[i] = info.Params // an interceptor may have rewritten them
-				arrive(i, true)
+				r := g.arrive(i, true)
 				select {
-				case <-sent:
+				case <-r.sent:
 				case <-ctx.Done():
-					if leave(i) {
+					if g.leave(r, i) {
 						return nil, ctx.Err()
 					}
-					<-sent // being written, under a ctx that has ended: soon
+					<-r.sent // being queued, under a ctx that has ended: soon
 				}
-				if sendErr != nil || b.ids[i].IsZero() {
-					return nil, sendErr
+				if r.err != nil {
+					mu.Lock()
+					if sendErr == nil {
+						sendErr = r.err
+					}
+					mu.Unlock()
+					return nil, r.err
 				}
-				return invokerResult(b.wait(ctx, i))
+				if b.ids[i].IsZero() {
+					return nil, b.written(ctx, r.msg, r.idx)
+				}
+				return invokerResult(b.wait(ctx, r.msg, i))
 			})(ctx)
 			if !arrived {
-				arrive(i, false)
+				g.arrive(i, false)
 			}
 			if err == nil {
 				var raw json.RawMessage

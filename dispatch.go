@@ -3,52 +3,66 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
-	"runtime/debug"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // dispatcher runs inbound requests on handler goroutines. Work goes into one
-// of two lanes, calls and notifications, each a FIFO with a bounded number of
-// runners; runners are started on demand and exit when their lane is empty,
-// so an idle Peer holds no goroutine but its read loop. The work waiting in
-// both lanes is bounded by Options.MaxQueued.
+// of two lanes, calls and notifications, each a FIFO served by runners:
+// goroutines started on demand that exit when their lane is empty, so an
+// idle Peer holds no goroutine but its read loop.
 //
-// A calls-lane handler that waits for a reply in a Call or Batch of its own
-// Peer is parked: it gives its slot back while it waits, so that the calls
-// the remote side makes back to this Peer meanwhile can run even when every
-// slot is taken. Parked handlers count against MaxQueued.
+// Work waiting or running is bounded twice: in messages (Options.MaxQueued)
+// and in bytes (Options.MaxQueuedBytes); see submit.
+//
+// The calls lane has Options.MaxConcurrent slots, and a handler runs only
+// while it holds one (slots.go): a runner holds one, an element of an
+// inbound batch takes one of its own, and a handler waiting for a reply
+// gives its slot back until the reply comes. So MaxConcurrent bounds the
+// call handlers running at once, batches included.
 type dispatcher struct {
 	p      *Peer
 	mu     sync.Mutex
 	calls  lane
 	notes  lane
-	queued int
-	parked int // calls-lane handlers waiting for a reply (see park)
+	queued int // jobs waiting in either lane
+	bytes  int // bytes of the messages of jobs queued or running
+	active int // jobs taken by a runner and not yet done
+	parked int // handlers waiting for a reply, slot given back (see park)
 	closed bool
-	idle   chan struct{} // non-nil while draining; closed when no work is left
+
+	// Shutdown: idle is non-nil while draining, and closed when no job is
+	// queued or active but those of the handlers that called Shutdown
+	// (exempt).
+	idle   chan struct{}
+	exempt int
+
+	// changed is closed (and replaced) whenever a job finishes or a
+	// handler parks: what the read loop waits for when it pushes back.
+	changed chan struct{}
+
+	// Handlers waiting for a calls-lane slot, served in order: those
+	// taking their slot back after a reply first, then batch elements.
+	urgent, elems []chan struct{}
 
 	// While notifications are ordered, a call does not start before the
 	// notifications that arrived ahead of it have been handled (LSP: a
 	// hover after a didChange sees the change), unless one of them waits
 	// for a reply of its own, which the remote side might need that very
 	// call to give.
-	notesIn   uint64        // notifications taken into the ordered lane
-	notesDone uint64        // of which handled
-	notesHeld int           // notes-lane handlers waiting in Call or Batch
-	progress  chan struct{} // closed when notesDone or notesHeld changes
-	active    map[ID]task   // inbound calls queued or running, for cancellation
+	notesIn   uint64             // notifications taken into the ordered lane
+	notesDone uint64             // of which handled
+	notesHeld int                // notes-lane handlers waiting in Call or Batch
+	byID      map[ID]*handlerCtx // inbound calls queued or running, for cancellation
 }
 
-// lane is a FIFO of jobs with at most max runners. A runner that finds the
-// lane empty lingers for a moment before it exits, so that a steady stream
-// of requests reuses one goroutine (whose stack has already grown to what
-// the handlers need) instead of starting a new one per request.
+// lane is a FIFO of jobs. A runner that finds the lane empty lingers for a
+// moment before it exits, so that a steady stream of requests reuses one
+// goroutine (whose stack has already grown to what the handlers need)
+// instead of starting a new one per request.
 type lane struct {
 	q       []job
-	running int           // runners, lingering ones included
+	running int           // slots held: runners (lingering ones too), batch elements, unparked handlers
 	waiting int           // runners lingering for work
 	wake    chan struct{} // wakes lingering runners; never closed
 	max     int
@@ -63,14 +77,36 @@ const linger = 2 * time.Millisecond
 type job struct {
 	tasks []task
 	batch bool
+	size  int    // bytes of the message, held until the job is done
 	after uint64 // a call waits until notesDone reaches it
 }
 
-// task is one request and the ctx its handler gets.
+// task is one request and the ctx its handler gets (nil for an invalid
+// one, which only gets its error).
 type task struct {
-	msg    message
-	ctx    context.Context
-	cancel context.CancelFunc
+	msg message
+	ctx *handlerCtx
+}
+
+// handlerCtx is the ctx a handler gets. It names its dispatcher and lane,
+// so that Call and Batch can park it (see park), and counts the calls it
+// has parked for.
+type handlerCtx struct {
+	context.Context
+	cancel context.CancelFunc // a call's; nil for a notification
+	d      *dispatcher
+	l      *lane
+	parks  int // under d.mu
+}
+
+// handlerKey finds the handlerCtx in a ctx derived from one.
+type handlerKey struct{}
+
+func (h *handlerCtx) Value(key any) any {
+	if key == (handlerKey{}) {
+		return h
+	}
+	return h.Context.Value(key)
 }
 
 func (d *dispatcher) init(p *Peer) {
@@ -82,18 +118,24 @@ func (d *dispatcher) init(p *Peer) {
 	}
 	d.calls.wake = make(chan struct{}, d.calls.max)
 	d.notes.wake = make(chan struct{}, d.notes.max)
-	// Each lane's handlers get a ctx naming the lane, so that they can park
-	// (see park); made once here rather than per request.
-	d.calls.ctx = context.WithValue(p.ctx, parkKey{}, &d.calls)
-	d.notes.ctx = p.ctx
-	if d.orderedNotes() {
-		d.notes.ctx = context.WithValue(p.ctx, parkKey{}, &d.notes)
-	}
+	d.calls.ctx, d.notes.ctx = p.ctx, p.ctx
 }
 
-// submit queues msgs as one job. It reports false, taking nothing, when the
-// queue is full.
-func (d *dispatcher) submit(msgs []message, batch bool) bool {
+// handlerOf returns the handler of this dispatcher whose ctx ctx is or
+// derives from, or nil.
+func (d *dispatcher) handlerOf(ctx context.Context) *handlerCtx {
+	h, _ := ctx.Value(handlerKey{}).(*handlerCtx)
+	if h == nil || h.d != d {
+		return nil
+	}
+	return h
+}
+
+// submit queues msgs, size bytes in all, as one job, within the limits
+// times slack (1, or 2 for a notification taken while the read loop may not
+// push back). It reports false, taking nothing, when they are reached. A
+// message larger than MaxQueuedBytes is taken when nothing else is held.
+func (d *dispatcher) submit(msgs []message, batch bool, size, slack int) bool {
 	l := &d.calls
 	if !batch && msgs[0].req.IsNotification() && msgs[0].invalid == nil {
 		l = &d.notes
@@ -106,10 +148,10 @@ func (d *dispatcher) submit(msgs []message, batch bool) bool {
 	if d.idle != nil {
 		return false // draining: take no new work
 	}
-	if d.full(l) {
+	if d.full(l, size, slack) {
 		return false
 	}
-	j := job{tasks: make([]task, len(msgs)), batch: batch}
+	j := job{tasks: make([]task, len(msgs)), batch: batch, size: size}
 	for i, m := range msgs {
 		j.tasks[i] = d.newTask(m, l)
 	}
@@ -122,56 +164,64 @@ func (d *dispatcher) submit(msgs []message, batch bool) bool {
 	}
 	l.q = append(l.q, j)
 	d.queued++
+	d.bytes += size
 	d.kick(l)
 	return true
 }
 
-// full reports whether l can take no more work. Called with d.mu held.
-func (d *dispatcher) full(l *lane) bool {
-	max := d.p.opts.MaxQueued
-	return l.running >= l.max && d.queued >= max || d.queued+d.parked >= max
+// full reports whether l can take no more work of size bytes. Called with
+// d.mu held.
+func (d *dispatcher) full(l *lane, size, slack int) bool {
+	maxMsgs, maxBytes := d.p.opts.MaxQueued*slack, d.p.opts.MaxQueuedBytes*slack
+	if d.bytes > 0 && d.bytes+size > maxBytes {
+		return true
+	}
+	return l.running >= l.max && d.queued >= maxMsgs || d.queued+d.parked >= maxMsgs
 }
 
-// waitForNotes is called by the read loop when a notification found the
-// queue full. Rather than drop it, the read loop stops reading until there
-// is room, which pushes back on the sender through the transport; but only
-// while no call of this Peer waits for a reply, which only the read loop
-// can deliver. It reports whether there is room now; false means the
-// notification is to be dropped (a reply is awaited, or the Peer ends).
-func (d *dispatcher) waitForNotes() bool {
-	poll := time.NewTicker(10 * time.Millisecond) // to see calls made meanwhile
-	defer poll.Stop()
-	for {
-		d.mu.Lock()
-		if d.closed || d.idle != nil {
-			d.mu.Unlock()
-			return false
-		}
-		if !d.full(&d.notes) {
-			d.mu.Unlock()
-			return true
-		}
-		if d.progress == nil {
-			d.progress = make(chan struct{})
-		}
-		progressed := d.progress
+// waitForChange waits until a job finishes or a handler parks, or for at
+// most max. The read loop calls it while it pushes back.
+func (d *dispatcher) waitForChange(max time.Duration) {
+	d.mu.Lock()
+	if d.closed {
 		d.mu.Unlock()
-		if d.p.pending.len() > 0 {
-			return false
-		}
-		select {
-		case <-progressed:
-		case <-poll.C:
-		case <-d.p.done:
-		}
+		return
 	}
+	if d.changed == nil {
+		d.changed = make(chan struct{})
+	}
+	ch := d.changed
+	d.mu.Unlock()
+	t := time.NewTimer(max)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-d.p.done:
+	}
+}
+
+// signalChange wakes the read loop if it waits. Called with d.mu held.
+func (d *dispatcher) signalChange() {
+	if d.changed != nil {
+		close(d.changed)
+		d.changed = nil
+	}
+}
+
+// draining reports whether Shutdown has begun.
+func (d *dispatcher) draining() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.idle != nil || d.closed
 }
 
 // kick sees to it that a job just queued in l will be run: by a lingering
 // runner if there are at least as many of them as queued jobs, else by a
-// new runner if l has a free slot, else by the next runner to finish.
-// Called with d.mu held, by the read loop or a handler that holds a count
-// on the Peer's WaitGroup, so runners may be added to it.
+// new runner if l has a free slot (and no handler waits for one), else by
+// the next runner to finish. Called with d.mu held, by the read loop or by
+// a handler or runner of the Peer's, which hold a count on the Peer's
+// WaitGroup, so runners may be added to it.
 func (d *dispatcher) kick(l *lane) {
 	switch {
 	case len(l.q) <= l.waiting:
@@ -179,39 +229,40 @@ func (d *dispatcher) kick(l *lane) {
 		case l.wake <- struct{}{}:
 		default: // as many wake-ups as lingering runners are pending
 		}
-	case l.running < l.max:
+	case l.running < l.max && !d.slotWanted(l):
 		l.running++
 		d.p.wg.Add(1)
 		go d.run(l, d.pop(l))
 	}
 }
 
-// parkKey marks the ctx of a calls-lane handler with its dispatcher.
-type parkKey struct{}
-
 // orderedNotes reports whether notifications run one at a time in order.
 func (d *dispatcher) orderedNotes() bool { return d.notes.max == 1 }
 
-// newTask gives a call its own cancellable ctx, registered by id so that a
-// cancel notification can reach it; the ctx names the task's lane, so that
-// its handler can park (see park). Called with d.mu held.
+// newTask gives a request its handler ctx; a call's ctx is cancellable and
+// registered by id, so that a cancel notification can reach it. Called
+// with d.mu held.
 func (d *dispatcher) newTask(m message, l *lane) task {
-	t := task{msg: m, ctx: l.ctx}
-	if m.invalid != nil || m.req.IsNotification() {
+	t := task{msg: m}
+	if m.invalid != nil {
 		return t
 	}
-	t.ctx, t.cancel = context.WithCancel(t.ctx)
-	if d.active == nil {
-		d.active = make(map[ID]task)
+	t.ctx = &handlerCtx{Context: l.ctx, d: d, l: l}
+	if m.req.IsNotification() {
+		return t
 	}
-	if _, dup := d.active[m.req.ID]; !dup {
-		d.active[m.req.ID] = t
+	t.ctx.Context, t.ctx.cancel = context.WithCancel(l.ctx)
+	if d.byID == nil {
+		d.byID = make(map[ID]*handlerCtx)
+	}
+	if _, dup := d.byID[m.req.ID]; !dup {
+		d.byID[m.req.ID] = t.ctx
 	}
 	return t
 }
 
 // run serves j, then whatever is queued in l, and exits once l has stayed
-// empty for the linger time.
+// empty for the linger time, or a handler waits for its slot.
 func (d *dispatcher) run(l *lane, j job) {
 	defer d.p.wg.Done()
 	var timer *time.Timer
@@ -224,20 +275,16 @@ func (d *dispatcher) run(l *lane, j job) {
 		if j.after > 0 {
 			d.awaitNotes(j.after)
 		}
-		d.p.runJob(j)
+		d.p.runJob(l, j)
 		d.mu.Lock()
-		if l == &d.notes && d.orderedNotes() {
-			d.notesDone++
-			d.notesProgressed()
-		}
-		for len(l.q) == 0 && !d.closed && l.running <= l.max {
+		d.finished(l, j)
+		for len(l.q) == 0 && !d.closed && !d.slotWanted(l) {
 			if timer == nil {
 				timer = time.NewTimer(linger)
 			} else {
 				timer.Reset(linger)
 			}
 			l.waiting++
-			d.signalIdle()
 			d.mu.Unlock()
 			expired := false
 			select {
@@ -252,11 +299,8 @@ func (d *dispatcher) run(l *lane, j job) {
 				break
 			}
 		}
-		// running exceeds max when parked handlers have taken their
-		// slots back: then this runner leaves the queue to the others.
-		if len(l.q) == 0 || d.closed || l.running > l.max {
-			l.running--
-			d.signalIdle()
+		if len(l.q) == 0 || d.closed || d.slotWanted(l) {
+			d.releaseSlot(l)
 			d.mu.Unlock()
 			return
 		}
@@ -271,7 +315,21 @@ func (d *dispatcher) pop(l *lane) job {
 	l.q[0] = job{}
 	l.q = l.q[1:]
 	d.queued--
+	d.active++
 	return j
+}
+
+// finished accounts for a job done. Called with d.mu held.
+func (d *dispatcher) finished(l *lane, j job) {
+	d.active--
+	if !d.closed {
+		d.bytes -= j.size
+	}
+	if l == &d.notes && d.orderedNotes() {
+		d.notesDone++
+	}
+	d.signalChange()
+	d.signalIdle()
 }
 
 // awaitNotes waits until the ordered notifications up to after have been
@@ -280,10 +338,10 @@ func (d *dispatcher) awaitNotes(after uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for d.notesDone < after && d.notesHeld == 0 && !d.closed {
-		if d.progress == nil {
-			d.progress = make(chan struct{})
+		if d.changed == nil {
+			d.changed = make(chan struct{})
 		}
-		ch := d.progress
+		ch := d.changed
 		d.mu.Unlock()
 		select {
 		case <-ch:
@@ -293,70 +351,26 @@ func (d *dispatcher) awaitNotes(after uint64) {
 	}
 }
 
-// notesProgressed wakes the calls waiting in awaitNotes. Called with d.mu
-// held.
-func (d *dispatcher) notesProgressed() {
-	if d.progress != nil {
-		close(d.progress)
-		d.progress = nil
-	}
-}
-
-// park is called by Call and Batch before they wait for a reply. If ctx is
-// that of a calls-lane handler of this dispatcher, the handler gives its
-// slot back, and a queued job may start in its place; the returned func
-// takes the slot back, which may leave the lane above its limit until a
-// runner finishes its job. If ctx is that of an ordered notification, the
-// calls that wait for it may start.
-func (d *dispatcher) park(ctx context.Context) (unpark func()) {
-	l, _ := ctx.Value(parkKey{}).(*lane)
-	if l == nil || l != &d.calls && l != &d.notes || ctx.Err() != nil {
-		return func() {}
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if l == &d.notes {
-		// An ordered notification keeps its place (the next one must not
-		// start), but the calls it holds back may run meanwhile.
-		d.notesHeld++
-		d.notesProgressed()
-		return func() {
-			d.mu.Lock()
-			d.notesHeld--
-			d.mu.Unlock()
-		}
-	}
-	l.running--
-	d.parked++
-	// A runner may join the WaitGroup here: while the dispatcher is not
-	// closed, the read loop still holds a count on it.
-	if !d.closed && len(l.q) > 0 {
-		d.kick(l)
-	}
-	return func() {
-		d.mu.Lock()
-		l.running++
-		d.parked--
-		d.mu.Unlock()
-	}
-}
-
 // drain stops new work from being taken and returns a channel closed once
-// no handler runs or waits.
-func (d *dispatcher) drain() <-chan struct{} {
+// no job is queued or running. A handler that drains from inside (Shutdown
+// from a handler) is exempt: its own job is not waited for.
+func (d *dispatcher) drain(exempt bool) <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if exempt {
+		d.exempt++
+	}
 	if d.idle == nil {
 		d.idle = make(chan struct{})
-		d.signalIdle()
 	}
+	d.signalIdle()
 	return d.idle
 }
 
-// signalIdle closes idle if draining and nothing runs. Called with d.mu held.
+// signalIdle closes idle if draining and nothing is left. Called with d.mu
+// held.
 func (d *dispatcher) signalIdle() {
-	busy := d.calls.running - d.calls.waiting + d.notes.running - d.notes.waiting
-	if d.idle == nil || busy+d.parked > 0 {
+	if d.idle == nil || d.queued > 0 || d.active-d.exempt > 0 {
 		return
 	}
 	select {
@@ -378,13 +392,13 @@ func (d *dispatcher) rejection() *Error {
 
 // done unregisters a finished call.
 func (d *dispatcher) done(t *task) {
-	if t.cancel == nil {
+	if t.ctx == nil || t.ctx.cancel == nil {
 		return
 	}
-	t.cancel()
+	t.ctx.cancel()
 	d.mu.Lock()
-	if a, ok := d.active[t.msg.req.ID]; ok && a.ctx == t.ctx {
-		delete(d.active, t.msg.req.ID)
+	if a, ok := d.byID[t.msg.req.ID]; ok && a == t.ctx {
+		delete(d.byID, t.msg.req.ID)
 	}
 	d.mu.Unlock()
 }
@@ -393,14 +407,17 @@ func (d *dispatcher) done(t *task) {
 func (d *dispatcher) cancel(params json.RawMessage) {
 	id, ok := cancelID(params)
 	if !ok {
-		d.p.log.Warn("jsonrpc: malformed cancel notification", "params", string(params))
+		d.p.log.Info("jsonrpc: malformed cancel notification", "params", string(params))
 		return
 	}
 	d.mu.Lock()
-	t, ok := d.active[id]
+	var cancel context.CancelFunc
+	if h, ok := d.byID[id]; ok {
+		cancel = h.cancel
+	}
 	d.mu.Unlock()
-	if ok {
-		t.cancel()
+	if cancel != nil {
+		cancel()
 	}
 }
 
@@ -409,92 +426,11 @@ func (d *dispatcher) close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
-	d.calls.q, d.notes.q, d.queued = nil, nil, 0
-}
-
-// runJob serves a job and writes its reply, if it has one.
-func (p *Peer) runJob(j job) {
-	if !j.batch {
-		if reply := p.serve(&j.tasks[0]); reply != nil {
-			_ = p.write(p.ctx, reply)
-		}
-		return
+	d.calls.q, d.notes.q, d.queued, d.bytes = nil, nil, 0, 0
+	d.signalChange()
+	for _, w := range append(d.urgent, d.elems...) {
+		d.calls.running++ // the waiter goes on, and gives it back
+		close(w)
 	}
-	replies := make([][]byte, len(j.tasks))
-	var g errgroup.Group
-	g.SetLimit(p.opts.BatchConcurrency)
-	for i := range j.tasks {
-		g.Go(func() error {
-			replies[i] = p.serve(&j.tasks[i])
-			return nil
-		})
-	}
-	_ = g.Wait()
-	out := []byte{'['}
-	for _, r := range replies {
-		if r != nil {
-			if len(out) > 1 {
-				out = append(out, ',')
-			}
-			out = append(out, r...)
-		}
-	}
-	if len(out) > 1 { // an all-notification batch gets no reply at all
-		_ = p.write(p.ctx, append(out, ']'))
-	}
-}
-
-// serve runs one task's handler and returns its encoded reply, or nil for a
-// notification.
-func (p *Peer) serve(t *task) []byte {
-	defer p.inbound.done(t)
-	req := &t.msg.req
-	if t.msg.invalid != nil {
-		return appendErrorResponse(nil, req.ID, t.msg.invalid)
-	}
-	var result any
-	var err error
-	if t.ctx.Err() != nil {
-		err = t.ctx.Err() // cancelled while queued: don't start it
-	} else {
-		result, err = p.callHandler(t.ctx, req)
-	}
-	if req.IsNotification() {
-		if err != nil {
-			p.log.Debug("jsonrpc: notification handler failed", "method", req.Method, "err", err)
-		}
-		return nil
-	}
-	if err == nil {
-		raw, merr := marshalResult(result)
-		if merr == nil {
-			return appendResult(nil, req.ID, raw)
-		}
-		p.log.Error("jsonrpc: cannot marshal a result", "method", req.Method, "err", merr)
-		err = errInternal()
-	}
-	e := p.opts.MapError(err)
-	if e == nil {
-		e = errInternal()
-	}
-	return appendErrorResponse(nil, req.ID, e)
-}
-
-// callHandler runs the user's handler through the interceptors, turning a
-// panic into an internal error whose details go to the logger only.
-func (p *Peer) callHandler(ctx context.Context, req *Request) (result any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			p.log.Error("jsonrpc: handler panicked", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
-			result, err = nil, errInternal()
-		}
-	}()
-	if len(p.opts.Interceptors) == 0 {
-		return p.handler.ServeRPC(ctx, req)
-	}
-	info := &CallInfo{Peer: p, Method: req.Method, ID: req.ID, Params: req.Params}
-	return p.intercept(info, func(ctx context.Context) (any, error) {
-		req.Params = info.Params // an interceptor may have rewritten them
-		return p.handler.ServeRPC(ctx, req)
-	})(ctx)
+	d.urgent, d.elems = nil, nil
 }

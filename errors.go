@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,6 +91,18 @@ var (
 	// begins with "rpc.", which the specification reserves.
 	ErrReservedMethod = errors.New("jsonrpc: method names beginning with \"rpc.\" are reserved")
 
+	// ErrInvalidResponse is wrapped by the error a call fails with when
+	// the reply that arrived for it is not a valid JSON-RPC 2.0 response
+	// (see InvalidResponseError).
+	ErrInvalidResponse = errors.New("jsonrpc: invalid response")
+
+	// ErrOverloaded is wrapped by the cause of a connection that ended
+	// because the remote side sent more notifications than
+	// Options.MaxQueued and Options.MaxQueuedBytes allow, at a time when
+	// pushing back (not reading) could have deadlocked the two sides: a
+	// reply or a write of this side's was still awaited.
+	ErrOverloaded = errors.New("jsonrpc: inbound work over its budget")
+
 	// ErrInvalidParams is returned by Call, Notify and Batch when params do
 	// not marshal to a JSON object or array.
 	ErrInvalidParams = errors.New("jsonrpc: params must be a JSON object or array")
@@ -127,3 +140,29 @@ func DefaultMapError(err error) *Error {
 		return errInternal()
 	}
 }
+
+// InvalidResponseError is the error a call fails with when the reply that
+// arrived for its id is not a valid response (no "jsonrpc": "2.0", both or
+// neither of result and error, an error whose code is not an integer...).
+// It wraps ErrInvalidResponse.
+type InvalidResponseError struct {
+	// Reason says what is wrong with the reply.
+	Reason string
+	// Received is the reply as it arrived, cut to its first 1 KiB.
+	Received []byte
+}
+
+// maxReceived bounds the reply text an InvalidResponseError keeps.
+const maxReceived = 1 << 10
+
+func newInvalidResponse(why string, received []byte) *InvalidResponseError {
+	return &InvalidResponseError{Reason: why, Received: bytes.Clone(received[:min(len(received), maxReceived)])}
+}
+
+// Error implements the error interface.
+func (e *InvalidResponseError) Error() string {
+	return fmt.Sprintf("jsonrpc: invalid response: %s: %s", e.Reason, e.Received)
+}
+
+// Unwrap returns ErrInvalidResponse.
+func (e *InvalidResponseError) Unwrap() error { return ErrInvalidResponse }

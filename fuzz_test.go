@@ -130,13 +130,13 @@ func FuzzPeer(f *testing.F) {
 		r.send(string(data))
 		r.sync()
 		eventually(t, "the Peer to be idle", func() bool {
-			d, b := &p.inbound, &p.backlog
+			d, o := &p.inbound, &p.out
 			d.mu.Lock()
-			busy := d.calls.running + d.notes.running + d.parked + d.queued
+			busy := d.active + d.parked + d.queued
 			d.mu.Unlock()
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			return busy == 0 && !b.writing
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			return busy == 0 && len(o.q) == 0 && (!o.running || o.waiting)
 		})
 		// Every reply to the input has been written: what comes before
 		// the probe's reply is all of it.

@@ -321,10 +321,12 @@ func TestInterceptorRewritesParams(t *testing.T) {
 	}
 }
 
-// TestInterceptedBatchCtxEndsBeforeSend: when the batch's ctx ends while an
-// element's interceptor still runs, the array is not sent, and no element
-// is left pending (counting against MaxPending, never cancelled).
-func TestInterceptedBatchCtxEndsBeforeSend(t *testing.T) {
+// TestInterceptedBatchCtxEndsBeforeArrival: the elements that reached the
+// wire go out without waiting for one an interceptor holds back; when the
+// batch's ctx ends before that one arrives, it is refused with ctx's error
+// and never sent, and no element is left pending (counting against
+// MaxPending, never cancelled).
+func TestInterceptedBatchCtxEndsBeforeArrival(t *testing.T) {
 	slow := func(ctx context.Context, info *CallInfo, next Invoker) (any, error) {
 		if info.Method == "slow" {
 			time.Sleep(100 * time.Millisecond)
@@ -337,11 +339,15 @@ func TestInterceptedBatchCtxEndsBeforeSend(t *testing.T) {
 		return 1, nil
 	})
 	client, _ := newPair(t, nil, h, &Options{Interceptors: []Interceptor{slow}}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err := client.Batch(ctx, []BatchElem{{Method: "fast"}, {Method: "slow"}, {Method: "fast"}})
+	elems := []BatchElem{{Method: "fast"}, {Method: "slow"}, {Method: "fast"}}
+	err := client.Batch(ctx, elems)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Batch = %v, want context.DeadlineExceeded", err)
+	}
+	if elems[0].Error != nil || elems[2].Error != nil || !errors.Is(elems[1].Error, context.DeadlineExceeded) {
+		t.Errorf("elements' errors: %v, %v, %v; want nil, DeadlineExceeded, nil", elems[0].Error, elems[1].Error, elems[2].Error)
 	}
 	if n := client.pending.len(); n != 0 {
 		t.Errorf("%d calls left pending", n)
@@ -350,7 +356,39 @@ func TestInterceptedBatchCtxEndsBeforeSend(t *testing.T) {
 	if err := client.Call(testCtx(t, wait), "after", nil, &res); err != nil || res != 1 {
 		t.Fatalf("Call after = %d, %v", res, err)
 	}
-	if n := served.Load(); n != 1 {
-		t.Errorf("server served %d requests, want 1 (only the later call)", n)
+	if n := served.Load(); n != 3 {
+		t.Errorf("server served %d requests, want 3 (the fast elements and the later call)", n)
+	}
+}
+
+// TestBatchUnderConcurrencyLimit pins issue 9's finding 4: an outbound
+// Batch under an interceptor that limits concurrency (here one slot)
+// deadlocked until its ctx ended, each element's next waiting for all its
+// siblings to reach next while the sibling waited for the slot. The
+// elements that reach the wire now go without those held back, in rounds.
+func TestBatchUnderConcurrencyLimit(t *testing.T) {
+	sem := make(chan struct{}, 1)
+	limit := func(ctx context.Context, info *CallInfo, next Invoker) (any, error) {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		defer func() { <-sem }()
+		return next(ctx)
+	}
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) { return req.Method, nil })
+	client, _ := newPair(t, nil, h, &Options{Interceptors: []Interceptor{limit}}, nil)
+	var a, b string
+	elems := []BatchElem{{Method: "a", Result: &a}, {Method: "b", Result: &b}, {Method: "n", Notification: true}}
+	start := time.Now()
+	if err := client.Batch(testCtx(t, wait), elems); err != nil {
+		t.Fatalf("Batch = %v after %v", err, time.Since(start))
+	}
+	if a != "a" || b != "b" || elems[0].Error != nil || elems[1].Error != nil || elems[2].Error != nil {
+		t.Errorf("results %q %q, errors %v %v %v", a, b, elems[0].Error, elems[1].Error, elems[2].Error)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Batch took %v", d)
 	}
 }

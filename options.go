@@ -12,20 +12,35 @@ type Options struct {
 	// replies, handler panics, notification errors. Default: silent.
 	Logger *slog.Logger
 
-	// MaxConcurrent bounds the calls (and batches) whose handlers run at
-	// once; a handler waiting for the reply to a Call it made on its own
-	// Peer does not count. Default: 64, which suits I/O-bound handlers.
+	// MaxConcurrent bounds the call handlers that run at once, the
+	// elements of inbound batches included; a handler waiting for the
+	// reply to a Call or Batch it made on its own Peer (with its ctx) does
+	// not count while it waits. Default: 64, which suits I/O-bound
+	// handlers.
 	MaxConcurrent int
 
 	// MaxQueued bounds the inbound calls, batches and notifications waiting
-	// for a handler. When it is reached, a call or batch is answered at once
-	// with a CodeOverloaded error. A notification makes the read loop wait
-	// for room, pushing back on the sender through the transport, but only
-	// while none of this Peer's calls waits for a reply (which only the read
-	// loop can deliver); if one does, the notification is dropped and
-	// logged instead. Handlers waiting for the reply to a Call they made on
-	// their own Peer count against it too. Default: 4096.
-	MaxQueued int
+	// for a handler; handlers waiting for the reply to a Call they made on
+	// their own Peer count against it too. MaxQueuedBytes bounds the bytes
+	// of the inbound messages waiting or being handled. When either is
+	// reached, a call or batch is answered at once with a CodeOverloaded
+	// error. A notification makes the read loop wait for room, pushing back
+	// on the sender through the transport, unless that could deadlock (a
+	// reply, or room to write, is awaited on this side: see the package
+	// doc); then it is taken beyond the limits, up to twice them, and past
+	// that the connection ends with a cause wrapping ErrOverloaded.
+	// Notifications are never dropped. A single message larger than
+	// MaxQueuedBytes is taken when nothing else is held. Defaults: 4096
+	// messages, 4 MiB.
+	MaxQueued      int
+	MaxQueuedBytes int
+
+	// MaxOutboundBytes bounds the bytes of messages queued for writing and
+	// not yet written: calls, notifications and replies wait for room (a
+	// Call or Notify until its ctx ends), so a remote side that reads
+	// slowly holds back this side's handlers rather than its memory. A
+	// single message larger than the budget goes alone. Default: 4 MiB.
+	MaxOutboundBytes int
 
 	// MaxPending bounds this Peer's own calls waiting for replies; a Call
 	// (or a Batch element) beyond it fails at once with ErrTooManyPending.
@@ -97,6 +112,12 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.MaxQueued <= 0 {
 		c.MaxQueued = 4096
+	}
+	if c.MaxQueuedBytes <= 0 {
+		c.MaxQueuedBytes = 4 << 20
+	}
+	if c.MaxOutboundBytes <= 0 {
+		c.MaxOutboundBytes = 4 << 20
 	}
 	if c.MaxPending <= 0 {
 		c.MaxPending = 10000

@@ -4,8 +4,8 @@ import "sync"
 
 // outbox is a bounded FIFO of encoded messages for one Peer, written by a
 // goroutine that exists only while the outbox is not empty. Whoever queues
-// into it never waits for the connection: the read loop's own replies and a
-// Group's broadcasts go through one.
+// into it never waits for the connection: a Group's broadcasts go through
+// one per member.
 type outbox struct {
 	mu      sync.Mutex
 	msgs    [][]byte
@@ -63,6 +63,12 @@ func (o *outbox) flush(p *Peer) {
 		o.msgs = o.msgs[1:]
 		o.size -= len(msg)
 		o.mu.Unlock()
-		_ = p.write(p.ctx, msg) // a failed write ends the Peer, which says why
+		// One message at a time, each until written, so that MaxQueue
+		// counts what the member has not taken yet. A failed write ends
+		// the Peer, which says why. (No cycle: nothing the read loop
+		// waits for waits for this goroutine.)
+		if m, err := p.out.enqueue(nil, msg, true); err == nil {
+			<-m.written
+		}
 	}
 }

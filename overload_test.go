@@ -196,8 +196,10 @@ func TestMutualFloodNoDeadlock(t *testing.T) {
 }
 
 // TestReadLoopNeverWaitsToWrite: a remote that floods a Peer with calls it
-// must refuse, and reads nothing back, cannot stop the Peer's read loop;
-// the refusals held for it stay bounded, and are delivered once it reads.
+// must refuse, and reads nothing back, cannot stop the Peer's read loop: it
+// keeps reading while the refusals held for the remote stay under
+// maxControlBytes, and then ends the connection with ErrSlowConsumer rather
+// than hold more or wait.
 func TestReadLoopNeverWaitsToWrite(t *testing.T) {
 	release := make(chan struct{})
 	h := mux(t, map[string]HandlerFunc{"block": func(ctx context.Context, _ *Request) (any, error) {
@@ -214,33 +216,26 @@ func TestReadLoopNeverWaitsToWrite(t *testing.T) {
 	ctx := testCtx(t, wait)
 	id := `"` + strings.Repeat("x", 1000) + `"` // makes each refusal about 1 kB
 	call := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"block"}`)
-	const n = 1500 // more refusals than the backlog holds
-	for i := range n {
+	const n = 1500 // more refusals than the control budget holds
+	written := 0
+	for ; written < n; written++ {
 		if err := c2.Write(ctx, call); err != nil {
-			t.Fatalf("write %d: the read loop stopped reading: %v", i, err)
+			break // the Peer ended the connection
 		}
 	}
-	p.backlog.mu.Lock()
-	size := p.backlog.size
-	p.backlog.mu.Unlock()
-	if size > maxBacklog || size < maxBacklog/2 {
-		t.Errorf("backlog of %d bytes, want at most %d and most of it", size, maxBacklog)
+	if written < maxControlBytes/1100 {
+		t.Errorf("the read loop stopped reading after %d calls", written)
 	}
-	got := 0
-	for ; got < n; got++ {
-		rctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-		msg, err := c2.Read(rctx)
-		cancel()
-		if err != nil {
-			break
-		}
-		if c := rawMember(t, msg, "error"); c == nil || string(rawMember(t, c, "code")) != "-32000" {
-			t.Fatalf("reply %.80s", msg)
-		}
+	if err := within(t, waitErr(p), "the Peer to end"); !errors.Is(err, ErrSlowConsumer) {
+		t.Fatalf("Wait = %v, want ErrSlowConsumer", err)
 	}
-	if got == 0 || got > n-2 {
-		t.Errorf("%d refusals delivered of %d calls", got, n)
-	}
+}
+
+// waitErr returns a channel that gets p.Wait's result.
+func waitErr(p *Peer) <-chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- p.Wait() }()
+	return ch
 }
 
 // TestNotificationFloodPushesBack: notifications sent faster than they are
@@ -265,13 +260,16 @@ func TestNotificationFloodPushesBack(t *testing.T) {
 
 // TestNotificationFloodWhileAwaitingReply: while the flooded Peer waits for
 // a reply of its own, its read loop must keep reading to deliver it, so it
-// drops what does not fit (and logs it) rather than wait; the call still
-// gets its reply.
+// may not push back; it takes notifications beyond MaxQueued instead, up to
+// twice it, and drops none (it used to drop them: an LSP didChange lost).
 func TestNotificationFloodWhileAwaitingReply(t *testing.T) {
 	release := make(chan struct{})
 	var handled atomic.Int64
 	serverMux := mux(t, map[string]HandlerFunc{"inc": func(ctx context.Context, r *Request) (any, error) {
-		<-release
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
 		handled.Add(1)
 		return nil, nil
 	}})
@@ -287,7 +285,8 @@ func TestNotificationFloodWhileAwaitingReply(t *testing.T) {
 		got <- server.Call(testCtx(t, wait), "ask", nil, &s)
 	}()
 	eventually(t, "the server's call pending", func() bool { return server.pending.len() == 1 })
-	for range 20 {
+	const n = 8 // one running, the rest queued: within twice MaxQueued
+	for range n {
 		if err := client.Notify(testCtx(t, wait), "inc", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -297,8 +296,43 @@ func TestNotificationFloodWhileAwaitingReply(t *testing.T) {
 		t.Fatalf("server's call: %v", err)
 	}
 	close(release)
-	eventually(t, "the queued notifications handled", func() bool { return handled.Load() >= 5 })
-	if h := handled.Load(); h == 20 {
-		t.Logf("no notification was dropped (%d handled)", h)
+	eventually(t, "every notification handled", func() bool { return handled.Load() == n })
+}
+
+// TestNotificationOverflowEndsConnection: past twice MaxQueued, while it
+// may not push back (a reply is awaited), the Peer ends the connection with
+// a cause wrapping ErrOverloaded, within a bounded time, rather than drop
+// notifications or hold more.
+func TestNotificationOverflowEndsConnection(t *testing.T) {
+	serverMux := mux(t, map[string]HandlerFunc{"block": func(ctx context.Context, r *Request) (any, error) {
+		<-ctx.Done()
+		return nil, nil
+	}})
+	answer := make(chan struct{})
+	defer close(answer)
+	clientMux := mux(t, map[string]HandlerFunc{"ask": func(ctx context.Context, r *Request) (any, error) {
+		select {
+		case <-answer:
+		case <-ctx.Done():
+		}
+		return "yes", nil
+	}})
+	client, server := newPair(t, clientMux, serverMux, nil, &Options{MaxQueued: 4})
+	got := make(chan error, 1)
+	go func() { got <- server.Call(testCtx(t, wait), "ask", nil, nil) }()
+	eventually(t, "the server's call pending", func() bool { return server.pending.len() == 1 })
+	for i := range 20 {
+		if err := client.Notify(testCtx(t, wait), "block", nil); err != nil {
+			if i < 9 {
+				t.Fatalf("notification %d: %v", i, err)
+			}
+			break
+		}
+	}
+	if err := within(t, waitErr(server), "the server to end"); !errors.Is(err, ErrOverloaded) {
+		t.Fatalf("server's Wait = %v, want ErrOverloaded", err)
+	}
+	if err := within(t, got, "the server's call"); !errors.Is(err, ErrClosed) || !errors.Is(err, ErrOverloaded) {
+		t.Errorf("server's call = %v, want ErrClosed wrapping ErrOverloaded", err)
 	}
 }

@@ -47,12 +47,11 @@ type Peer struct {
 	ctx    context.Context // lifetime: ends with the connection; carries the Peer
 	cancel context.CancelFunc
 
-	writeLock chan struct{} // 1-buffered: a lock that a ctx can abandon
-	nextID    atomic.Int64
-	pending   pendingTable
-	inbound   dispatcher
-	decoder   decoder // the read loop's
-	backlog   outbox  // the read loop's replies, written by another goroutine
+	nextID  atomic.Int64
+	pending pendingTable
+	inbound dispatcher
+	out     sendQueue // every message sent; its writer owns conn.Write
+	decoder decoder   // the read loop's
 
 	wg          sync.WaitGroup // the read loop and every goroutine it or goOwned starts
 	readStarted atomic.Bool
@@ -68,6 +67,7 @@ type Peer struct {
 	endErr      atomic.Pointer[error] // set first thing when the connection ends
 	done        chan struct{}         // closed when the connection has ended
 	cause       error                 // why it ended; nil after a clean end
+	closeErr    error                 // what conn.Close returned
 }
 
 // errLocalClose is the cause recorded when Close ends the connection.
@@ -104,13 +104,12 @@ func Serve(conn Conn, h Handler, opts *Options, ready func(*Peer)) error {
 // newPeer sets up a Peer that does not read yet.
 func newPeer(conn Conn, h Handler, opts *Options) *Peer {
 	p := &Peer{
-		conn:      conn,
-		handler:   h,
-		opts:      opts.withDefaults(),
-		writeLock: make(chan struct{}, 1),
-		readDone:  make(chan struct{}),
-		eofSeen:   make(chan struct{}),
-		done:      make(chan struct{}),
+		conn:     conn,
+		handler:  h,
+		opts:     opts.withDefaults(),
+		readDone: make(chan struct{}),
+		eofSeen:  make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	p.log = p.opts.Logger
 	if p.handler == nil {
@@ -119,34 +118,46 @@ func newPeer(conn Conn, h Handler, opts *Options) *Peer {
 	p.ctx, p.cancel = context.WithCancel(context.WithValue(context.Background(), peerKey{}, p))
 	p.pending.max = p.opts.MaxPending
 	p.inbound.init(p)
+	p.out.init(p)
 	return p
 }
 
-// Close ends the connection: pending calls fail with ErrClosed, handlers'
-// contexts are cancelled, and the Conn is closed. It returns once the read
-// loop has stopped, without waiting for running handlers (so a handler may
-// call it); Wait waits for those. Close is safe to call more than once.
+// Close ends the connection at once: pending calls fail with ErrClosed,
+// messages not yet written are dropped, handlers' contexts are cancelled,
+// and the Conn is closed. It returns once the read loop has stopped,
+// without waiting for running handlers (so a handler may call it); Wait
+// waits for those. Close returns what closing the Conn returned (a child
+// process's exit status, say), on every call.
 func (p *Peer) Close() error {
 	p.end(errLocalClose)
 	if p.readStarted.Load() { // not yet, in Serve's ready: it will stop at once
 		<-p.readDone
 	}
-	return nil
+	return p.closeErr
 }
 
 // Shutdown ends the connection gracefully: new inbound calls are answered
-// with CodeShuttingDown, and once the running handlers have returned (or ctx
-// has ended, whichever is first) the Peer closes as Close does. It returns
-// ctx's error if ctx cut the wait short.
+// with CodeShuttingDown; once the running and queued handlers have returned
+// and every reply has been written (or ctx has ended, whichever is first),
+// the Peer closes as Close does. It returns ctx's error if ctx cut the wait
+// short, else what Close returns.
+//
+// Called from a handler of this Peer (with its ctx), Shutdown waits for the
+// other handlers, not for the calling one, whose reply is then not sent:
+// the connection has closed. To answer first, call Shutdown from a new
+// goroutine, which waits for the calling handler like any other.
 func (p *Peer) Shutdown(ctx context.Context) error {
 	var err error
 	select {
-	case <-p.inbound.drain():
+	case <-p.inbound.drain(p.inbound.handlerOf(ctx) != nil):
+		err = p.out.flush(ctx)
 	case <-p.done:
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	p.Close()
+	if cerr := p.Close(); err == nil {
+		err = cerr
+	}
 	return err
 }
 
@@ -179,8 +190,9 @@ func (p *Peer) end(cause error) {
 		p.pending.close(endErr)
 		p.cancel()
 		p.inbound.close()
+		p.out.close(endErr)
 		close(p.done)
-		p.conn.Close() // last: a transport's close handshake may take a while
+		p.closeErr = p.conn.Close() // last: a close handshake may take a while
 		p.mu.Lock()
 		hooks := p.endHooks
 		p.endHooks, p.ended = nil, true
@@ -188,8 +200,10 @@ func (p *Peer) end(cause error) {
 		for _, f := range hooks {
 			f()
 		}
+		// A connection that ends is normal life (a tab closing, a link
+		// dropping, a client that stops reading): nothing for a human.
 		if cause != errLocalClose && !errors.Is(cause, io.EOF) {
-			p.log.Warn("jsonrpc: connection ended", "cause", cause)
+			p.log.Info("jsonrpc: connection ended", "cause", cause)
 		}
 	})
 }
@@ -235,36 +249,23 @@ func (p *Peer) closedErr() error {
 	return ErrClosed
 }
 
-// write sends one whole message. ctx bounds only the wait for the write
-// lock; the Conn sees the Peer's lifetime ctx.
+// write queues msg and waits until it has been written, or ctx or the
+// connection ends. A message still queued when ctx ends is withdrawn; one
+// being written may yet arrive.
 func (p *Peer) write(ctx context.Context, msg []byte) error {
+	m, err := p.out.enqueue(ctx, msg, true)
+	if err != nil {
+		return err
+	}
+	p.out.watch(1)
+	defer p.out.watch(-1)
 	select {
-	case p.writeLock <- struct{}{}:
+	case <-m.written:
+		return m.err
 	case <-ctx.Done():
+		p.out.withdraw(m)
 		return ctx.Err()
-	case <-p.done:
-		return p.closedErr()
 	}
-	defer func() { <-p.writeLock }()
-	return p.writeLocked(msg)
-}
-
-// writeLocked is write for a caller that holds the write lock.
-func (p *Peer) writeLocked(msg []byte) error {
-	if p.endErr.Load() != nil { // ending: nothing more goes out
-		return p.closedErr()
-	}
-	if p.opts.WriteTimeout > 0 {
-		t := time.AfterFunc(p.opts.WriteTimeout, func() {
-			p.end(fmt.Errorf("%w after %v: %w", ErrWriteTimeout, p.opts.WriteTimeout, context.DeadlineExceeded))
-		})
-		defer t.Stop()
-	}
-	if err := p.conn.Write(p.ctx, msg); err != nil {
-		p.end(p.writeFailure(err))
-		return p.closedErr()
-	}
-	return nil
 }
 
 // writeFailure returns the cause to end the connection with after a write
@@ -331,24 +332,28 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 }
 
 // roundTrip sends a request and waits for its reply, ctx or the end of the
-// connection.
+// connection. A handler's slot is given back for the whole wait, room in
+// the outbound queue included.
 func (p *Peer) roundTrip(ctx context.Context, id ID, method string, params json.RawMessage) (*Response, error) {
 	ch, err := p.pending.add(id)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.write(ctx, appendRequest(nil, id, method, params)); err != nil {
+	defer p.inbound.park(ctx)()
+	m, err := p.out.enqueue(ctx, appendRequest(nil, id, method, params), false)
+	if err != nil {
 		p.pending.forget(id)
 		return nil, err
 	}
-	defer p.inbound.park(ctx)()
 	var resp *Response
 	select {
 	case resp = <-ch:
 	case <-ctx.Done():
 		if p.pending.forget(id) {
 			p.pending.release(ch)
-			p.sendCancel(id)
+			if !p.out.withdraw(m) { // it went out: tell the other side
+				p.sendCancel(id)
+			}
 			return nil, ctx.Err()
 		}
 		resp = <-ch // the outcome won the race
@@ -360,8 +365,11 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, method string, params json.
 // delivered turns what the pending table delivered into a reply or the
 // connection's end error.
 func (p *Peer) delivered(resp *Response) (*Response, error) {
-	if resp == nil {
+	switch {
+	case resp == nil:
 		return nil, p.closedErr()
+	case resp.invalid != nil:
+		return nil, resp.invalid
 	}
 	return resp, nil
 }
@@ -382,43 +390,26 @@ func decodeResult(resp *Response, result any) error {
 }
 
 // sendCancel tells the remote side that we stopped waiting for ids. The
-// writes are made by another goroutine, so that a caller whose ctx has ended
-// returns at once even while the connection is slow to take them; but when
-// the write lock is free, it is taken here and handed over, so that the
-// notifications still go out before anything the caller writes next.
+// notifications are queued without waiting, ahead of anything the caller
+// writes next; when the remote side leaves even the control budget unread,
+// they are dropped: a cancellation is advice.
 func (p *Peer) sendCancel(ids ...ID) {
-	if p.opts.NoCancel || len(ids) == 0 {
+	if p.opts.NoCancel {
 		return
 	}
-	locked := false
-	select {
-	case p.writeLock <- struct{}{}:
-		locked = true
-	default:
-	}
-	started := p.goOwned(func() {
-		if !locked {
-			select {
-			case p.writeLock <- struct{}{}:
-			case <-p.done:
-				return
-			}
+	for _, id := range ids {
+		params := append(append([]byte(`{"id":`), id.raw...), '}')
+		if !p.out.control(appendRequest(nil, ID{}, p.opts.CancelMethod, params)) {
+			p.log.Debug("jsonrpc: cancel notification not sent: the remote side is not reading", "id", id.raw)
+			return
 		}
-		defer func() { <-p.writeLock }()
-		for _, id := range ids {
-			params := append(append([]byte(`{"id":`), id.raw...), '}')
-			if p.writeLocked(appendRequest(nil, ID{}, p.opts.CancelMethod, params)) != nil {
-				return
-			}
-		}
-	})
-	if !started && locked { // the connection has ended: nothing to send
-		<-p.writeLock
 	}
 }
 
 // Notify sends a notification: no reply comes, and none is awaited. params
-// are as for Call. It returns once the message is written.
+// are as for Call. It returns once the message is written, or when ctx ends
+// first: a notification still queued then is never sent, one being written
+// may yet arrive.
 func (p *Peer) Notify(ctx context.Context, method string, params any) error {
 	raw, err := marshalParams(params)
 	if err != nil {

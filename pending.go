@@ -13,7 +13,17 @@ type pendingTable struct {
 	mu     sync.Mutex
 	calls  map[ID]chan *Response
 	closed error // non-nil once the connection has ended
+
+	// The ids of calls whose callers stopped waiting, the last
+	// maxForgotten of them: a reply to one is expected (the other side
+	// answers a cancelled call with -32800), not a stray.
+	forgotten     map[ID]struct{}
+	forgottenLog  []ID // a ring, in the order forgotten
+	forgottenNext int  // the oldest in forgottenLog, once it is full
 }
+
+// maxForgotten bounds the forgotten ids kept.
+const maxForgotten = 1024
 
 // err returns the error that closed the table, or nil while it is open.
 func (t *pendingTable) err() error {
@@ -59,18 +69,29 @@ var replyChans = sync.Pool{New: func() any { return make(chan *Response, 1) }}
 // good: its one outcome was received, or forget reported it never came.
 func (t *pendingTable) release(ch chan *Response) { replyChans.Put(ch) }
 
-// deliver hands a reply to the call waiting for its id. It reports false if
-// no call waits for it: the id was never sent, was cancelled, or was already
-// answered.
-func (t *pendingTable) deliver(r *Response) bool {
+// Outcomes of deliver.
+const (
+	replyDelivered = iota // to the call waiting for it
+	replyLate             // to a call whose caller had stopped waiting
+	replyStray            // to no call this side knows: never sent, or answered
+)
+
+// deliver hands a reply to the call waiting for its id, and says whom it
+// reached.
+func (t *pendingTable) deliver(r *Response) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ch, ok := t.calls[r.ID]
 	if ok {
 		delete(t.calls, r.ID)
 		ch <- r // buffered and used once: never blocks
+		return replyDelivered
 	}
-	return ok
+	if _, ok := t.forgotten[r.ID]; ok {
+		delete(t.forgotten, r.ID)
+		return replyLate
+	}
+	return replyStray
 }
 
 // forget removes a call whose caller stopped waiting. It reports whether the
@@ -79,8 +100,22 @@ func (t *pendingTable) forget(id ID) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	_, ok := t.calls[id]
+	if !ok {
+		return false
+	}
 	delete(t.calls, id)
-	return ok
+	if t.forgotten == nil {
+		t.forgotten = make(map[ID]struct{})
+	}
+	t.forgotten[id] = struct{}{}
+	if len(t.forgottenLog) < maxForgotten {
+		t.forgottenLog = append(t.forgottenLog, id)
+		return true
+	}
+	delete(t.forgotten, t.forgottenLog[t.forgottenNext])
+	t.forgottenLog[t.forgottenNext] = id
+	t.forgottenNext = (t.forgottenNext + 1) % maxForgotten
+	return true
 }
 
 // close fails every pending call with err and makes later adds fail with it.

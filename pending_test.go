@@ -32,13 +32,13 @@ func TestPendingExactlyOnce(t *testing.T) {
 			wg.Add(3)
 			go func() {
 				defer wg.Done()
-				if tab.deliver(&Response{ID: ids[i]}) {
+				if tab.deliver(&Response{ID: ids[i]}) == replyDelivered {
 					delivered.Add(1)
 				}
 			}()
 			go func() {
 				defer wg.Done()
-				if tab.deliver(&Response{ID: ids[i]}) { // a duplicate reply
+				if tab.deliver(&Response{ID: ids[i]}) == replyDelivered { // a duplicate reply
 					delivered.Add(1)
 				}
 			}()
@@ -79,7 +79,7 @@ func TestPendingExactlyOnce(t *testing.T) {
 		if _, err := tab.add(Int64ID(-1)); err != closeErr || tab.err() != closeErr {
 			t.Fatalf("add after close: %v", err)
 		}
-		if tab.deliver(&Response{ID: ids[0]}) || tab.forget(ids[0]) {
+		if tab.deliver(&Response{ID: ids[0]}) == replyDelivered || tab.forget(ids[0]) {
 			t.Fatal("a closed table still holds calls")
 		}
 		tab.close(errors.New("again")) // no effect

@@ -11,8 +11,8 @@ import (
 // readLoop reads messages until the connection ends. It routes replies to
 // the pending table, answers malformed input, and hands requests to the
 // dispatcher. It never runs user code and never waits for a write; it waits
-// for a handler only to make room for a notification, and only while none
-// of this Peer's calls awaits a reply (see dispatcher.waitForNotes).
+// for handlers only to make room for a notification, and only while that
+// cannot close a cycle through the remote side (see mayPushBack).
 func (p *Peer) readLoop() {
 	defer p.wg.Done()
 	defer close(p.readDone)
@@ -25,7 +25,7 @@ func (p *Peer) readLoop() {
 		data, err := p.conn.Read(p.ctx)
 		if err != nil {
 			if errors.Is(err, ErrMessageTooLarge) && p.ctx.Err() == nil {
-				p.log.Warn("jsonrpc: incoming message too large", "err", err)
+				p.log.Info("jsonrpc: incoming message too large", "err", err)
 				e := errInvalidRequest()
 				e.Data = appendQuote(nil, "message too large")
 				p.replyNow(appendErrorResponse(nil, NullID(), e))
@@ -54,10 +54,10 @@ func (p *Peer) drain(eof error) {
 		t := time.NewTimer(p.opts.DrainTimeout)
 		defer t.Stop()
 		select {
-		case <-p.inbound.drain():
+		case <-p.inbound.drain(false):
 		case <-p.done:
 		case <-t.C:
-			p.log.Warn("jsonrpc: handlers still running after the remote ended; cancelling them")
+			p.log.Info("jsonrpc: handlers still running after the remote ended; cancelling them", "after", p.opts.DrainTimeout)
 		}
 	}
 	p.end(eof)
@@ -85,7 +85,7 @@ func (p *Peer) route(data []byte) {
 		}
 	}
 	if len(work) > 0 {
-		p.dispatch(work, batch)
+		p.dispatch(work, batch, len(data))
 	}
 	// After the work is taken, so that a cancel reaches a call in the
 	// same batch as itself.
@@ -94,22 +94,66 @@ func (p *Peer) route(data []byte) {
 	}
 }
 
-// dispatch hands work to the dispatcher, or answers what it cannot take.
-func (p *Peer) dispatch(work []message, batch bool) {
-	for !p.inbound.submit(work, batch) {
-		if batch || !work[0].req.IsNotification() || work[0].invalid != nil || !p.inbound.waitForNotes() {
-			p.overloaded(work, batch)
+// dispatch hands work (size bytes) to the dispatcher, or answers what it
+// cannot take. A call or batch that does not fit is refused at once. A
+// notification cannot be refused: the read loop waits for room, pushing
+// back on the sender through the transport, as long as mayPushBack allows;
+// when it does not, the notification is taken over the budget, up to twice
+// it, and beyond that the connection ends with ErrOverloaded. Nothing is
+// dropped.
+func (p *Peer) dispatch(work []message, batch bool, size int) {
+	d := &p.inbound
+	if d.submit(work, batch, size, 1) {
+		return
+	}
+	if batch || !work[0].req.IsNotification() || work[0].invalid != nil {
+		p.overloaded(work, batch)
+		return
+	}
+	for !d.submit(work, false, size, 1) {
+		if d.draining() {
+			p.log.Debug("jsonrpc: shutting down, dropped a notification", "method", work[0].req.Method)
 			return
 		}
+		if !p.mayPushBack() {
+			if !d.submit(work, false, size, 2) {
+				p.end(fmt.Errorf("%w: notifications over twice the budget (%d messages, %d bytes) while a reply or a write was awaited",
+					ErrOverloaded, p.opts.MaxQueued, p.opts.MaxQueuedBytes))
+			}
+			return
+		}
+		d.waitForChange(pushBackPoll)
 	}
+}
+
+// pushBackPoll is how often the read loop, while it pushes back, looks
+// again at whether it may: a call made meanwhile by a goroutine that is not
+// a handler does not wake it.
+const pushBackPoll = 10 * time.Millisecond
+
+// mayPushBack reports whether the read loop may stop reading to wait for
+// room. Not reading is safe only if nothing on this side waits for the
+// remote side: a call waiting for a reply (which only the read loop can
+// deliver), or anyone waiting for room in the outbound queue or for a
+// write (which the remote side, if it is pushing back too, will not take).
+// A handler the read loop waits for could be waiting for any of them, and
+// the remote side's read loop for us in turn: a cycle.
+func (p *Peer) mayPushBack() bool {
+	return p.pending.len() == 0 && !p.out.blocked()
 }
 
 // receive delivers a reply to the call waiting for it, or logs why not.
 func (p *Peer) receive(m message) {
-	switch {
-	case m.invalid != nil:
-		p.log.Warn("jsonrpc: dropped a malformed response", "id", m.resp.ID.raw, "why", m.invalid.Message)
-	case !p.pending.deliver(m.resp):
+	if m.resp.ID.IsZero() { // no usable id: nobody to tell
+		p.log.Warn("jsonrpc: dropped a malformed response", "why", m.invalid.Message)
+		return
+	}
+	// A malformed reply to a pending call fails that call at once, with
+	// what was received (Response.invalid).
+	switch p.pending.deliver(m.resp) {
+	case replyLate: // the answer to a call whose caller left: expected
+		p.log.Debug("jsonrpc: dropped a late reply to a call given up", "id", m.resp.ID.raw)
+	case replyStray:
 		p.log.Warn("jsonrpc: dropped a response nobody waits for", "id", m.resp.ID.raw)
 	}
 }
@@ -125,8 +169,7 @@ func (p *Peer) overloaded(work []message, batch bool) {
 		e := m.invalid
 		if e == nil {
 			if m.req.IsNotification() {
-				p.log.Warn("jsonrpc: inbound queue full, dropped a notification", "method", m.req.Method)
-				continue
+				continue // in a batch refused whole: nothing can be answered
 			}
 			e = p.inbound.rejection()
 		}
@@ -144,18 +187,15 @@ func (p *Peer) overloaded(work []message, batch bool) {
 	}
 }
 
-// maxBacklog bounds the bytes of read-loop replies waiting to be written.
-const maxBacklog = 1 << 20
-
 // replyNow queues a reply from the read loop (a refusal, or the answer to a
-// message too large or a batch too long) in the backlog, which another
-// goroutine writes. The read loop never writes itself: two Peers whose read
-// loops both waited to write their refusals to each other would both stop
-// reading, for good. Should the remote side leave maxBacklog bytes of
-// replies unread, more are dropped and logged rather than held.
+// message too large or a batch too long) without waiting: the read loop
+// never waits to write, or two Peers whose read loops both waited to write
+// their refusals to each other would both stop reading, for good. A remote
+// side that leaves maxControlBytes of such replies unread, while it goes on
+// sending, is ended (ErrSlowConsumer).
 func (p *Peer) replyNow(msg []byte) {
-	if !p.backlog.push(p, msg, 0, maxBacklog) {
-		p.log.Warn("jsonrpc: the remote side does not read its replies; dropped one", "bytes", len(msg))
+	if !p.out.control(msg) && p.endErr.Load() == nil {
+		p.end(fmt.Errorf("%w: %d bytes of replies to refused messages unread", ErrSlowConsumer, maxControlBytes))
 	}
 }
 

@@ -62,8 +62,9 @@ const droppedReply = "jsonrpc: dropped a response nobody waits for"
 // that belong to no waiting call arrive: a late reply to a cancelled call,
 // a second reply to an answered call, a reply to an id never sent, and one
 // to the id the next call will get but has not sent yet. Each is dropped
-// with one Warn record naming its id, and every call in flight, and the
-// call made after them with that very id, gets its own result.
+// with one record naming its id (Debug for the late reply, which is normal
+// life; Warn for the others), and every call in flight, and the call made
+// after them with that very id, gets its own result.
 func TestStrayRepliesLoggedNotMisrouted(t *testing.T) {
 	logs := &logRecorder{}
 	p, r := newRaw(t, nil, &Options{Logger: slog.New(logs)})
@@ -153,6 +154,10 @@ func TestStrayRepliesLoggedNotMisrouted(t *testing.T) {
 	for _, rec := range logs.find(slog.LevelWarn, droppedReply) {
 		warned[rec.attrs["id"]]++
 	}
+	if n := len(logs.find(slog.LevelDebug, "jsonrpc: dropped a late reply")); n != 1 {
+		t.Errorf("late reply to a cancelled call: %d Debug records, want 1", n)
+	}
+	delete(strays, string(cancelled.ID))
 	for id, what := range strays {
 		if warned[id] != 1 {
 			t.Errorf("%s (id %s): %d Warn records, want 1", what, id, warned[id])

@@ -28,6 +28,8 @@ type Response struct {
 	ID     ID
 	Result json.RawMessage
 	Error  *Error
+
+	invalid error // the reply was not a valid response: the call fails with it
 }
 
 // message is one decoded element of an incoming message: a request, a
@@ -134,7 +136,7 @@ func (d *decoder) object(obj []byte) message {
 		}
 	})
 	if m.method == nil && (m.result != nil || m.err != nil) {
-		return decodeResponse(&m)
+		return decodeResponse(&m, obj)
 	}
 	return d.request(&m)
 }
@@ -162,10 +164,18 @@ func (d *decoder) request(m *members) message {
 }
 
 // decodeResponse returns a response element, or an invalid element whose
-// error is only logged: a response never gets a reply.
-func decodeResponse(m *members) message {
+// error is only logged: a response never gets a reply. An invalid one with
+// a usable id also carries an *InvalidResponseError, so that the call it
+// names fails at once instead of waiting for a reply that will not come.
+//
+// Two things the specification does not allow are accepted, since peers in
+// the wild send them and their meaning is plain: a null member next to the
+// other one ("error": null beside a result, or "result": null beside an
+// error), and an error object without a message (read as "").
+func decodeResponse(m *members, obj []byte) message {
 	resp := &Response{}
 	bad := func(why string) message {
+		resp.invalid = newInvalidResponse(why, obj)
 		return message{resp: resp, invalid: &Error{Code: CodeInvalidRequest, Message: "invalid response: " + why}}
 	}
 	if m.id == nil || !validIDToken(m.id) {
@@ -174,6 +184,14 @@ func decodeResponse(m *members) message {
 	resp.ID = ID{raw: string(m.id)}
 	if !isVersion(m.jsonrpc) {
 		return bad(`jsonrpc is not "2.0"`)
+	}
+	if m.result != nil && m.err != nil {
+		switch {
+		case string(m.err) == "null":
+			m.err = nil
+		case string(m.result) == "null":
+			m.result = nil
+		}
 	}
 	if (m.result == nil) == (m.err == nil) {
 		return bad("needs exactly one of result and error")
@@ -190,22 +208,29 @@ func decodeResponse(m *members) message {
 	return message{resp: resp}
 }
 
-// decodeError decodes an error object strictly: an integer code and a
-// string message are required.
+// decodeError decodes an error object: an integer code is required, and
+// the message is a string when present.
 func decodeError(raw []byte) (*Error, error) {
 	var w struct {
 		Code    json.RawMessage `json:"code"` // raw: a json.Number would take "1"
-		Message *string         `json:"message"`
+		Message json.RawMessage `json:"message"`
 		Data    json.RawMessage `json:"data"`
 	}
-	if raw[0] != '{' || json.Unmarshal(raw, &w) != nil || w.Code == nil || w.Message == nil {
+	if raw[0] != '{' || json.Unmarshal(raw, &w) != nil || w.Code == nil {
 		return nil, errors.New("error member is not an error object")
 	}
 	code, err := strconv.ParseInt(string(w.Code), 10, 64)
 	if err != nil {
 		return nil, fmt.Errorf("error code %.20s is not an integer", w.Code)
 	}
-	return &Error{Code: code, Message: *w.Message, Data: w.Data}, nil
+	var msg string
+	if w.Message != nil && string(w.Message) != "null" {
+		var ok bool
+		if msg, ok = stringValue(w.Message); !ok {
+			return nil, errors.New("error message is not a string")
+		}
+	}
+	return &Error{Code: code, Message: msg, Data: w.Data}, nil
 }
 
 func isVersion(v []byte) bool {

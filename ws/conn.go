@@ -192,15 +192,21 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 // waits for a ping in progress. When a write is still blocked 50 ms into
 // Close (the other side takes no data), Close drops the connection instead,
 // which ends that write. When the other side does not answer the close frame
-// within 1 s, Close drops the connection and returns an error saying so
-// (for a Conn made by NewConn, see there). No goroutine of the Conn outlives
-// Close. Close may be called more than once, and concurrently; every call
-// returns once the connection is closed.
+// within 1 s, Close drops the connection (for a Conn made by NewConn, see
+// there). No goroutine of the Conn outlives Close. Close may be called more
+// than once, and concurrently; every call returns once the connection is
+// closed.
+//
+// Close returns nil: a handshake the other side did not complete (it had
+// gone, or did not answer) is no failure of this side, and a Peer's Close
+// and Shutdown return what Close returns. Why the connection ended is what
+// the Peer's Wait reports.
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	code, reason := c.closeCode, c.closeReason
 	c.mu.Unlock()
-	return c.closeWith(code, reason)
+	c.closeWith(code, reason)
+	return nil
 }
 
 // closeWith closes the connection with status code, once.

@@ -1,0 +1,348 @@
+package jsonrpc
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// sendQueue is the Peer's outbound queue. Every message the Peer sends is
+// queued here, and one goroutine, the writer, owns the Conn's Write: it
+// exists while the queue is not empty (and lingers a moment after), so an
+// idle Peer holds none.
+//
+// Nobody but the writer ever waits for the Conn, so a caller can leave when
+// its ctx ends: a message still queued is withdrawn (it never reaches the
+// wire), one being written is left to the writer.
+//
+// The queue is budgeted in bytes (Options.MaxOutboundBytes). Calls,
+// notifications and handlers' replies wait for room; the read loop's own
+// replies (refusals, parse errors) and cancel notifications never wait:
+// they have a small budget of their own (maxControlBytes), and a remote side
+// that leaves even that unread ends the connection (ErrSlowConsumer), since
+// waiting would stop the read loop.
+type sendQueue struct {
+	p   *Peer
+	max int // bytes of budgeted messages queued or being written
+
+	mu       sync.Mutex
+	q        []*outMsg
+	bytes    int           // budgeted bytes queued or being written
+	ctlBytes int           // control bytes queued or being written
+	waiters  int           // producers waiting for room
+	watchers int           // callers waiting for their message's write
+	room     chan struct{} // closed when bytes drop; replaced after
+	running  bool          // the writer goroutine exists
+	waiting  bool          // the writer lingers for work
+	wake     chan struct{} // wakes a lingering writer; 1-buffered
+	flushed  chan struct{} // non-nil while someone waits for an empty queue
+	closed   error         // set once the connection has ended
+}
+
+// outMsg is one queued message.
+type outMsg struct {
+	data    []byte
+	control bool
+	state   uint8         // queued, taken or withdrawn; under sendQueue.mu
+	written chan struct{} // if not nil, closed once written or failed
+	err     error         // the outcome, set before written is closed
+}
+
+const (
+	msgQueued uint8 = iota
+	msgTaken
+	msgWithdrawn
+)
+
+// maxControlBytes bounds the read loop's replies and the cancel
+// notifications waiting to be written.
+const maxControlBytes = 1 << 20
+
+func (s *sendQueue) init(p *Peer) {
+	s.p = p
+	s.max = p.opts.MaxOutboundBytes
+	s.wake = make(chan struct{}, 1)
+}
+
+// enqueue queues data, waiting while the queue is over its budget (a
+// message larger than the whole budget goes alone) until ctx or the
+// connection ends. A nil ctx waits for the connection only. If written is
+// true, the returned message's written channel will get the outcome.
+func (s *sendQueue) enqueue(ctx context.Context, data []byte, written bool) (*outMsg, error) {
+	m := &outMsg{data: data}
+	if written {
+		m.written = make(chan struct{})
+	}
+	var done <-chan struct{}
+	if ctx != nil {
+		done = ctx.Done()
+	}
+	s.mu.Lock()
+	for s.closed == nil && s.bytes > 0 && s.bytes+len(data) > s.max {
+		if s.room == nil {
+			s.room = make(chan struct{})
+		}
+		room := s.room
+		s.waiters++
+		s.mu.Unlock()
+		select {
+		case <-room:
+		case <-done:
+			s.mu.Lock()
+			s.waiters--
+			s.mu.Unlock()
+			return nil, ctx.Err()
+		case <-s.p.done:
+		}
+		s.mu.Lock()
+		s.waiters--
+	}
+	if s.closed != nil {
+		s.mu.Unlock()
+		return nil, s.p.closedErr()
+	}
+	s.bytes += len(data)
+	start := s.push(m)
+	s.mu.Unlock()
+	s.start(start)
+	return m, nil
+}
+
+// control queues data without waiting, within maxControlBytes. It reports
+// false if the message did not fit or the connection has ended.
+func (s *sendQueue) control(data []byte) bool {
+	s.mu.Lock()
+	if s.closed != nil || s.ctlBytes > 0 && s.ctlBytes+len(data) > maxControlBytes {
+		s.mu.Unlock()
+		return false
+	}
+	s.ctlBytes += len(data)
+	start := s.push(&outMsg{data: data, control: true})
+	s.mu.Unlock()
+	s.start(start)
+	return true
+}
+
+// push appends m and reports whether a writer must be started. Called with
+// s.mu held.
+func (s *sendQueue) push(m *outMsg) (start bool) {
+	s.q = append(s.q, m)
+	if s.running {
+		if s.waiting {
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
+		}
+		return false
+	}
+	s.running = true
+	return true
+}
+
+// start starts the writer if push said so. Its goroutine is owned by the
+// Peer; once the connection has ended none starts, and the queue is failed.
+func (s *sendQueue) start(start bool) {
+	if start && !s.p.goOwned(s.run) {
+		s.close(s.p.closedErr())
+	}
+}
+
+// withdraw takes m out of the queue if the writer has not taken it yet. It
+// reports whether m is withdrawn, now or before: whether it will never
+// reach the wire.
+func (s *sendQueue) withdraw(m *outMsg) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m.state != msgQueued {
+		return m.state == msgWithdrawn
+	}
+	m.state = msgWithdrawn
+	s.release(m)
+	return true
+}
+
+// release gives m's bytes back to the budget. Called with s.mu held.
+func (s *sendQueue) release(m *outMsg) {
+	if s.closed != nil {
+		return // close has reset the counters
+	}
+	if m.control {
+		s.ctlBytes -= len(m.data)
+		return
+	}
+	s.bytes -= len(m.data)
+	if s.room != nil {
+		close(s.room)
+		s.room = nil
+	}
+}
+
+// watch counts a caller that waits for its message's write (n = 1), or
+// one that stopped waiting (n = -1).
+func (s *sendQueue) watch(n int) {
+	s.mu.Lock()
+	s.watchers += n
+	s.mu.Unlock()
+}
+
+// blocked reports whether anyone waits on the queue, for room or for a
+// write: someone whose progress depends on the remote side reading (see
+// Peer.mayPushBack).
+func (s *sendQueue) blocked() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waiters > 0 || s.watchers > 0
+}
+
+// run is the writer: it writes queued messages in order until the queue has
+// stayed empty for the linger time, or the connection ends.
+func (s *sendQueue) run() {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		s.mu.Lock()
+		m := s.next()
+		for m == nil && s.closed == nil {
+			if s.flushed != nil {
+				close(s.flushed)
+				s.flushed = nil
+			}
+			if timer == nil {
+				timer = time.NewTimer(linger)
+			} else {
+				timer.Reset(linger)
+			}
+			s.waiting = true
+			s.mu.Unlock()
+			expired := false
+			select {
+			case <-s.wake:
+			case <-timer.C:
+				expired = true
+			case <-s.p.done:
+			}
+			s.mu.Lock()
+			s.waiting = false
+			if m = s.next(); m == nil && expired {
+				break
+			}
+		}
+		if m == nil {
+			s.running = false
+			if s.flushed != nil {
+				close(s.flushed)
+				s.flushed = nil
+			}
+			s.mu.Unlock()
+			return
+		}
+		m.state = msgTaken
+		s.mu.Unlock()
+
+		err := s.p.writeConn(m.data)
+		s.mu.Lock()
+		s.release(m)
+		s.mu.Unlock()
+		if m.written != nil {
+			m.err = err
+			close(m.written)
+		}
+		if err != nil {
+			s.close(err)
+		}
+	}
+}
+
+// next pops the first message still queued, or returns nil. Called with
+// s.mu held.
+func (s *sendQueue) next() *outMsg {
+	for len(s.q) > 0 {
+		m := s.q[0]
+		s.q[0] = nil
+		s.q = s.q[1:]
+		if len(s.q) == 0 {
+			s.q = s.q[:0:0] // let a burst's backing array go
+		}
+		if m.state == msgQueued {
+			return m
+		}
+	}
+	return nil
+}
+
+// flush waits until everything queued so far has been written, or ctx or
+// the connection ends.
+func (s *sendQueue) flush(ctx context.Context) error {
+	s.mu.Lock()
+	if len(s.q) == 0 && (!s.running || s.waiting) || s.closed != nil {
+		s.mu.Unlock()
+		return nil
+	}
+	if s.flushed == nil {
+		s.flushed = make(chan struct{})
+	}
+	ch := s.flushed
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-s.p.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// close fails what is queued with err; nothing more is taken.
+func (s *sendQueue) close(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed == nil {
+		s.closed = err
+	}
+	for _, m := range s.q {
+		if m != nil && m.state == msgQueued {
+			m.state = msgWithdrawn
+			if m.written != nil {
+				m.err = s.closed
+				close(m.written)
+			}
+		}
+	}
+	s.q = nil
+	s.bytes, s.ctlBytes = 0, 0
+	if s.room != nil {
+		close(s.room)
+		s.room = nil
+	}
+	if s.flushed != nil {
+		close(s.flushed)
+		s.flushed = nil
+	}
+}
+
+// writeConn writes one message to the Conn, within Options.WriteTimeout.
+// Only the writer calls it. A failed write ends the connection; the error
+// returned is then the Peer's closed error.
+func (p *Peer) writeConn(msg []byte) error {
+	if p.endErr.Load() != nil { // ending: nothing more goes out
+		return p.closedErr()
+	}
+	if p.opts.WriteTimeout > 0 {
+		t := time.AfterFunc(p.opts.WriteTimeout, func() {
+			p.end(fmt.Errorf("%w after %v: %w", ErrWriteTimeout, p.opts.WriteTimeout, context.DeadlineExceeded))
+		})
+		defer t.Stop()
+	}
+	if err := p.conn.Write(p.ctx, msg); err != nil {
+		p.end(p.writeFailure(err))
+		return p.closedErr()
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package jsonrpc
+
+import (
+	"context"
+	"runtime/debug"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// runJob serves a job and queues its reply, if it has one. The reply waits
+// for room in the outbound queue: the handlers push back on their lane
+// rather than hold replies beyond Options.MaxOutboundBytes.
+func (p *Peer) runJob(l *lane, j job) {
+	if !j.batch {
+		if reply := p.serve(&j.tasks[0]); reply != nil {
+			p.reply(reply)
+		}
+		return
+	}
+	if out := p.runBatch(l, j); out != nil {
+		p.reply(out)
+	}
+}
+
+// runBatch serves the elements of an inbound batch concurrently, at most
+// Options.BatchConcurrency at once through an errgroup, and returns the
+// reply array (nil when every element was a notification). The runner
+// gives its slot back meanwhile, and every element takes one of its own,
+// so that a batch runs no more handlers than MaxConcurrent allows.
+func (p *Peer) runBatch(l *lane, j job) []byte {
+	d := &p.inbound
+	replies := make([][]byte, len(j.tasks))
+	d.release()
+	var g errgroup.Group
+	g.SetLimit(p.opts.BatchConcurrency)
+	for i := range j.tasks {
+		t := &j.tasks[i]
+		if t.ctx == nil { // invalid: just its error, no handler
+			replies[i] = p.serve(t)
+			continue
+		}
+		g.Go(func() error {
+			d.acquire(false)
+			defer d.release()
+			replies[i] = p.serve(t)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	d.acquire(true)
+	out := []byte{'['}
+	for _, r := range replies {
+		if r != nil {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, r...)
+		}
+	}
+	if len(out) == 1 { // an all-notification batch gets no reply at all
+		return nil
+	}
+	return append(out, ']')
+}
+
+// reply queues a handler's reply, waiting for room until the connection
+// ends (in which case there is nobody to answer).
+func (p *Peer) reply(msg []byte) {
+	_, _ = p.out.enqueue(nil, msg, false)
+}
+
+// serve runs one task's handler and returns its encoded reply, or nil for a
+// notification.
+func (p *Peer) serve(t *task) []byte {
+	defer p.inbound.done(t)
+	req := &t.msg.req
+	if t.msg.invalid != nil {
+		return appendErrorResponse(nil, req.ID, t.msg.invalid)
+	}
+	var result any
+	var err error
+	if t.ctx.Err() != nil {
+		err = t.ctx.Err() // cancelled while queued: don't start it
+	} else {
+		result, err = p.callHandler(t.ctx, req)
+	}
+	if req.IsNotification() {
+		if err != nil {
+			p.log.Debug("jsonrpc: notification handler failed", "method", req.Method, "err", err)
+		}
+		return nil
+	}
+	if err == nil {
+		raw, merr := marshalResult(result)
+		if merr == nil {
+			return appendResult(nil, req.ID, raw)
+		}
+		p.log.Error("jsonrpc: cannot marshal a result", "method", req.Method, "err", merr)
+		err = errInternal()
+	}
+	e := p.opts.MapError(err)
+	if e == nil {
+		e = errInternal()
+	}
+	return appendErrorResponse(nil, req.ID, e)
+}
+
+// callHandler runs the user's handler through the interceptors, turning a
+// panic into an internal error whose details go to the logger only.
+func (p *Peer) callHandler(ctx context.Context, req *Request) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("jsonrpc: handler panicked", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, errInternal()
+		}
+	}()
+	if len(p.opts.Interceptors) == 0 {
+		return p.handler.ServeRPC(ctx, req)
+	}
+	info := &CallInfo{Peer: p, Method: req.Method, ID: req.ID, Params: req.Params}
+	return p.intercept(info, func(ctx context.Context) (any, error) {
+		req.Params = info.Params // an interceptor may have rewritten them
+		return p.handler.ServeRPC(ctx, req)
+	})(ctx)
+}

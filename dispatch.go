@@ -169,14 +169,18 @@ func (d *dispatcher) submit(msgs []message, batch bool, size, slack int) bool {
 	return true
 }
 
-// full reports whether l can take no more work of size bytes. Called with
-// d.mu held.
+// full reports whether l can take no more work of size bytes: the bytes
+// held for both lanes are bounded by MaxQueuedBytes, and the calls lane's
+// queue, with the handlers parked, by MaxQueued. Called with d.mu held.
 func (d *dispatcher) full(l *lane, size, slack int) bool {
-	maxMsgs, maxBytes := d.p.opts.MaxQueued*slack, d.p.opts.MaxQueuedBytes*slack
-	if d.bytes > 0 && d.bytes+size > maxBytes {
+	if d.bytes > 0 && d.bytes+size > d.p.opts.MaxQueuedBytes*slack {
 		return true
 	}
-	return l.running >= l.max && d.queued >= maxMsgs || d.queued+d.parked >= maxMsgs
+	if l == &d.notes {
+		return false
+	}
+	maxMsgs := d.p.opts.MaxQueued * slack
+	return l.running >= l.max && len(l.q) >= maxMsgs || len(l.q)+d.parked >= maxMsgs
 }
 
 // waitForChange waits until a job finishes or a handler parks, or for at

@@ -22,9 +22,10 @@
 // What runs concurrently, what is ordered, and what a handler may do:
 //
 //   - Every method of a Peer is safe for concurrent use.
-//   - Inbound calls run concurrently, up to Options.MaxConcurrent at once;
-//     more wait in a queue bounded by Options.MaxQueued, and a call that
-//     finds it full is answered at once with CodeOverloaded.
+//   - Inbound calls run concurrently, up to Options.MaxConcurrent handlers
+//     at once, batch elements included; more wait in a queue bounded by
+//     Options.MaxQueued and Options.MaxQueuedBytes, and a call that finds
+//     it full is answered at once with CodeOverloaded.
 //   - Inbound notifications run one at a time in arrival order, and a call
 //     starts only once the notifications that arrived before it have been
 //     handled (LSP relies on both: a hover after a run of didChange sees
@@ -33,8 +34,8 @@
 //     calls behind it start, since the other side may need one of them to
 //     answer.
 //   - The elements of an inbound batch run concurrently, up to
-//     Options.BatchConcurrency at once; one reply array is written when all
-//     are done.
+//     Options.BatchConcurrency at once, each in a slot of its own; one
+//     reply array is written when all are done.
 //   - A reply reaches its caller as soon as it arrives; it does not wait
 //     for notifications that came before it (progress, say) to be handled,
 //     since a notification handler may itself be waiting for that caller.
@@ -43,7 +44,54 @@
 //     and never runs user code, so a handler may call back the other side
 //     (PeerFromContext gives it its Peer) even when every handler slot is
 //     busy.
-//   - A handler may call Close; it must not call Wait.
+//   - Call, Notify and Batch honour their ctx to the end: a message still
+//     queued when it ends is never sent, and the caller never waits for a
+//     write in progress.
+//   - A handler may call Close or Shutdown; it must not call Wait.
+//
+// # Flow control, and why it cannot deadlock
+//
+// Memory is bounded in bytes on both paths. Inbound requests waiting or
+// running are bounded by Options.MaxQueuedBytes (and calls by MaxQueued);
+// outbound messages not yet written by Options.MaxOutboundBytes. One
+// goroutine, the writer, owns the Conn's Write; everything else queues.
+//
+// Bounded queues, back-pressure and handlers that write can make a cycle
+// between two Peers: A's read loop waits for room, which waits for A's
+// handler, which waits to write to B, whose read loop waits for room, and
+// so on back to A. What may wait on what here:
+//
+//   - The read loop waits only for the next message, and for a
+//     notification's room (back-pressure) while nothing on this side waits
+//     on the remote side: no call awaits a reply, and nobody waits for room
+//     in the outbound queue or for a write. It re-checks that at least
+//     every 10 ms and when a handler parks; when it no longer holds, the
+//     read loop reads on, taking notifications beyond the budget up to
+//     twice it, and past that ends the connection (ErrOverloaded). It never
+//     waits to write (its own replies have a small budget of their own,
+//     past which the connection ends with ErrSlowConsumer), never waits for
+//     a handler slot, and never runs user code.
+//   - The writer waits only for the Conn (the remote side's reading), and
+//     for nothing when the queue is empty.
+//   - Callers (Call, Notify, Batch, from handlers or not), and runners
+//     queuing a handler's reply, wait for room in the outbound queue or for
+//     the writer; a Call waits for its reply from the read loop. Those
+//     that have a ctx leave when it ends.
+//   - A handler waiting for a slot (after a reply, or a batch element)
+//     waits for a handler that holds one: in user code, or queuing a reply.
+//   - A Group's member queue is written by a goroutine of the member's
+//     that waits for the writer; Group.Notify waits for nothing.
+//
+// Every edge into the remote side starts at the writer, and the only edge
+// from the read loop to local waiters (room for a notification) exists only
+// while no local waiter waits on the writer or the read loop. So a cycle
+// through both Peers needs an edge that is not there, and a local cycle
+// (the read loop waiting for a handler that waits for a reply) likewise:
+// the graph has no cycle under any Options. A handler that waits on the
+// remote side through something this package cannot see (another
+// connection, a channel fed by a goroutine of yours that calls back) is
+// outside this argument; Options.WriteTimeout bounds what a stuck remote
+// side can hold.
 //
 // # Interceptors
 //

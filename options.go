@@ -19,19 +19,20 @@ type Options struct {
 	// handlers.
 	MaxConcurrent int
 
-	// MaxQueued bounds the inbound calls, batches and notifications waiting
-	// for a handler; handlers waiting for the reply to a Call they made on
-	// their own Peer count against it too. MaxQueuedBytes bounds the bytes
-	// of the inbound messages waiting or being handled. When either is
-	// reached, a call or batch is answered at once with a CodeOverloaded
-	// error. A notification makes the read loop wait for room, pushing back
-	// on the sender through the transport, unless that could deadlock (a
-	// reply, or room to write, is awaited on this side: see the package
-	// doc); then it is taken beyond the limits, up to twice them, and past
-	// that the connection ends with a cause wrapping ErrOverloaded.
-	// Notifications are never dropped. A single message larger than
-	// MaxQueuedBytes is taken when nothing else is held. Defaults: 4096
-	// messages, 4 MiB.
+	// MaxQueued bounds the inbound calls and batches waiting for a handler,
+	// and the handlers waiting for the reply to a Call they made on their
+	// own Peer. MaxQueuedBytes bounds the bytes of the inbound requests
+	// waiting or being handled, notifications included, each charged its
+	// size plus 256 bytes. A call or batch that does not fit is answered at
+	// once with a CodeOverloaded error. A notification that does not fit
+	// makes the read loop wait for room, pushing back on the sender through
+	// the transport, unless something on this side waits on the remote
+	// side (a reply, room to write, or a write), which could deadlock the
+	// two (see the package doc); then it is taken beyond the budget, up to
+	// twice it, and past that the connection ends with a cause wrapping
+	// ErrOverloaded. Notifications are never dropped. A single message
+	// larger than MaxQueuedBytes is taken when nothing else is held.
+	// Defaults: 4096 calls, 4 MiB.
 	MaxQueued      int
 	MaxQueuedBytes int
 

@@ -238,8 +238,12 @@ func waitErr(p *Peer) <-chan error {
 	return ch
 }
 
+// notifyCost is what a notification without params costs against
+// MaxQueuedBytes.
+const notifyCost = len(`{"jsonrpc":"2.0","method":"inc"}`) + msgOverhead
+
 // TestNotificationFloodPushesBack: notifications sent faster than they are
-// handled, past MaxQueued, are not dropped: the read loop waits for room,
+// handled, past MaxQueuedBytes, are not dropped: the read loop waits for room,
 // which pushes back on the sender (here, through the Pipe).
 func TestNotificationFloodPushesBack(t *testing.T) {
 	var n atomic.Int64
@@ -248,7 +252,7 @@ func TestNotificationFloodPushesBack(t *testing.T) {
 		n.Add(1)
 		return nil, nil
 	}})
-	client, _ := newPair(t, nil, h, nil, &Options{MaxQueued: 4})
+	client, _ := newPair(t, nil, h, nil, &Options{MaxQueuedBytes: 4 * notifyCost})
 	const total = 500
 	for range total {
 		if err := client.Notify(testCtx(t, wait), "inc", nil); err != nil {
@@ -260,8 +264,8 @@ func TestNotificationFloodPushesBack(t *testing.T) {
 
 // TestNotificationFloodWhileAwaitingReply: while the flooded Peer waits for
 // a reply of its own, its read loop must keep reading to deliver it, so it
-// may not push back; it takes notifications beyond MaxQueued instead, up to
-// twice it, and drops none (it used to drop them: an LSP didChange lost).
+// may not push back; it takes notifications beyond MaxQueuedBytes instead,
+// up to twice it, and drops none (it used to drop them: an LSP didChange lost).
 func TestNotificationFloodWhileAwaitingReply(t *testing.T) {
 	release := make(chan struct{})
 	var handled atomic.Int64
@@ -278,14 +282,14 @@ func TestNotificationFloodWhileAwaitingReply(t *testing.T) {
 		<-answered
 		return "yes", nil
 	}})
-	client, server := newPair(t, clientMux, serverMux, nil, &Options{MaxQueued: 4})
+	client, server := newPair(t, clientMux, serverMux, nil, &Options{MaxQueuedBytes: 4 * notifyCost})
 	got := make(chan error, 1)
 	go func() {
 		var s string
 		got <- server.Call(testCtx(t, wait), "ask", nil, &s)
 	}()
 	eventually(t, "the server's call pending", func() bool { return server.pending.len() == 1 })
-	const n = 8 // one running, the rest queued: within twice MaxQueued
+	const n = 8 // one running, the rest queued: within twice the budget
 	for range n {
 		if err := client.Notify(testCtx(t, wait), "inc", nil); err != nil {
 			t.Fatal(err)
@@ -299,7 +303,7 @@ func TestNotificationFloodWhileAwaitingReply(t *testing.T) {
 	eventually(t, "every notification handled", func() bool { return handled.Load() == n })
 }
 
-// TestNotificationOverflowEndsConnection: past twice MaxQueued, while it
+// TestNotificationOverflowEndsConnection: past twice MaxQueuedBytes, while it
 // may not push back (a reply is awaited), the Peer ends the connection with
 // a cause wrapping ErrOverloaded, within a bounded time, rather than drop
 // notifications or hold more.
@@ -317,13 +321,13 @@ func TestNotificationOverflowEndsConnection(t *testing.T) {
 		}
 		return "yes", nil
 	}})
-	client, server := newPair(t, clientMux, serverMux, nil, &Options{MaxQueued: 4})
+	client, server := newPair(t, clientMux, serverMux, nil, &Options{MaxQueuedBytes: 4 * notifyCost})
 	got := make(chan error, 1)
 	go func() { got <- server.Call(testCtx(t, wait), "ask", nil, nil) }()
 	eventually(t, "the server's call pending", func() bool { return server.pending.len() == 1 })
 	for i := range 20 {
 		if err := client.Notify(testCtx(t, wait), "block", nil); err != nil {
-			if i < 9 {
+			if i < 6 {
 				t.Fatalf("notification %d: %v", i, err)
 			}
 			break

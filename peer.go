@@ -20,10 +20,10 @@ import (
 // Concurrency: all methods of a Peer are safe to call from any goroutine,
 // including from inside its own handlers.
 //
-//   - Inbound calls run concurrently, at most Options.MaxConcurrent at once;
-//     the elements of an inbound batch run concurrently among themselves, at
-//     most Options.BatchConcurrency at once, and one reply array is written
-//     when all are done.
+//   - Inbound calls run concurrently, at most Options.MaxConcurrent handlers
+//     at once; the elements of an inbound batch run concurrently among
+//     themselves, at most Options.BatchConcurrency at once and each in a
+//     slot of its own, and one reply array is written when all are done.
 //   - Inbound notifications run one at a time, in arrival order, and a call
 //     does not start before the notifications that arrived ahead of it are
 //     done (unless Options.ConcurrentNotifications; see the package doc).
@@ -32,12 +32,14 @@ import (
 //     slot, so a handler may call back the remote side (even with every slot
 //     busy) without deadlock.
 //   - A handler waiting in a Call or Batch of its own Peer (with its ctx)
-//     gives up its slot until the reply comes, so that nested calls back
-//     into the Peer (A calls B, whose handler calls A, whose handler calls
-//     B...) run even when every slot is busy.
+//     gives up its slot until the reply comes (once, however many calls it
+//     makes at a time), so that nested calls back into the Peer (A calls B,
+//     whose handler calls A, whose handler calls B...) run even when every
+//     slot is busy.
 //   - A handler may call Close; handlers still running then see their ctx
 //     cancelled. A handler must not call Wait, which waits for it.
-//   - Writes are serialised and whole; a failed write ends the connection.
+//   - One writer goroutine writes whole messages in order; a failed write
+//     ends the connection. See the package doc for flow control.
 type Peer struct {
 	conn    Conn
 	handler Handler

@@ -97,12 +97,15 @@ func (p *Peer) route(data []byte) {
 // dispatch hands work (size bytes) to the dispatcher, or answers what it
 // cannot take. A call or batch that does not fit is refused at once. A
 // notification cannot be refused: the read loop waits for room, pushing
-// back on the sender through the transport, as long as mayPushBack allows;
-// when it does not, the notification is taken over the budget, up to twice
-// it, and beyond that the connection ends with ErrOverloaded. Nothing is
-// dropped.
+// back on the sender through the transport, but only while nothing on this
+// side waits on the remote side (awaitsRemote), since a handler it waits
+// for could be waiting on that, and the remote side's read loop on us: a
+// cycle. Otherwise the notification is taken beyond the budget, up to
+// twice it, and past that the connection ends with ErrOverloaded. Nothing
+// is dropped.
 func (p *Peer) dispatch(work []message, batch bool, size int) {
 	d := &p.inbound
+	size += msgOverhead * len(work)
 	if d.submit(work, batch, size, 1) {
 		return
 	}
@@ -115,10 +118,10 @@ func (p *Peer) dispatch(work []message, batch bool, size int) {
 			p.log.Debug("jsonrpc: shutting down, dropped a notification", "method", work[0].req.Method)
 			return
 		}
-		if !p.mayPushBack() {
+		if p.awaitsRemote() {
 			if !d.submit(work, false, size, 2) {
-				p.end(fmt.Errorf("%w: notifications over twice the budget (%d messages, %d bytes) while a reply or a write was awaited",
-					ErrOverloaded, p.opts.MaxQueued, p.opts.MaxQueuedBytes))
+				p.end(fmt.Errorf("%w: notifications over twice the budget of %d bytes while a reply or a write was awaited",
+					ErrOverloaded, p.opts.MaxQueuedBytes))
 			}
 			return
 		}
@@ -126,20 +129,22 @@ func (p *Peer) dispatch(work []message, batch bool, size int) {
 	}
 }
 
+// msgOverhead is what an inbound request costs beyond its bytes (its job,
+// task and handler ctx), charged against MaxQueuedBytes.
+const msgOverhead = 256
+
 // pushBackPoll is how often the read loop, while it pushes back, looks
 // again at whether it may: a call made meanwhile by a goroutine that is not
 // a handler does not wake it.
 const pushBackPoll = 10 * time.Millisecond
 
-// mayPushBack reports whether the read loop may stop reading to wait for
-// room. Not reading is safe only if nothing on this side waits for the
-// remote side: a call waiting for a reply (which only the read loop can
-// deliver), or anyone waiting for room in the outbound queue or for a
-// write (which the remote side, if it is pushing back too, will not take).
-// A handler the read loop waits for could be waiting for any of them, and
-// the remote side's read loop for us in turn: a cycle.
-func (p *Peer) mayPushBack() bool {
-	return p.pending.len() == 0 && !p.out.blocked()
+// awaitsRemote reports whether anything on this side waits on the remote
+// side: a call waiting for a reply (which only the read loop can deliver),
+// or anyone waiting for room in the outbound queue or for a write (which a
+// remote side that is pushing back too will not take). A handler the read
+// loop waits for could be waiting for any of them.
+func (p *Peer) awaitsRemote() bool {
+	return p.pending.len() > 0 || p.out.blocked()
 }
 
 // receive delivers a reply to the call waiting for it, or logs why not.

@@ -54,7 +54,8 @@ type Options struct {
 	MaxBatch int
 
 	// BatchConcurrency bounds the elements of one inbound batch whose
-	// handlers run at once. Default: 16.
+	// handlers run at once; each takes a MaxConcurrent slot of its own.
+	// Default: 16.
 	BatchConcurrency int
 
 	// ConcurrentNotifications lets inbound notifications run concurrently,

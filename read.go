@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,12 +52,17 @@ func (p *Peer) drain(eof error) {
 	p.mu.Unlock()
 	p.pending.close(fmt.Errorf("%w: %w", ErrClosed, eof)) // nobody will answer them
 	if p.opts.DrainTimeout > 0 {
-		t := time.NewTimer(p.opts.DrainTimeout)
-		defer t.Stop()
+		ctx, cancel := context.WithTimeout(context.Background(), p.opts.DrainTimeout)
+		defer cancel()
 		select {
 		case <-p.inbound.drain(false):
+			// The replies are queued; write them (the remote side may
+			// have closed only its sending half, as a pipe's reader does).
+			if p.out.flush(ctx) != nil {
+				p.log.Info("jsonrpc: replies still unwritten after the remote ended; dropping them", "after", p.opts.DrainTimeout)
+			}
 		case <-p.done:
-		case <-t.C:
+		case <-ctx.Done():
 			p.log.Info("jsonrpc: handlers still running after the remote ended; cancelling them", "after", p.opts.DrainTimeout)
 		}
 	}

@@ -197,6 +197,10 @@ func FuzzPeer(f *testing.F) {
 			if err != nil || string(pendingResult) != `"after"` {
 				t.Fatalf("pending call = %s, %v; want the reply sent after the input", pendingResult, err)
 			}
+		case resp.invalid != nil:
+			if !errors.Is(err, ErrInvalidResponse) {
+				t.Fatalf("pending call = %s, %v; want ErrInvalidResponse for the input's malformed reply", pendingResult, err)
+			}
 		case resp.Error != nil:
 			var e *Error
 			if !errors.As(err, &e) || e.Code != resp.Error.Code || e.Message != resp.Error.Message {
@@ -214,7 +218,7 @@ func FuzzPeer(f *testing.F) {
 type expected struct {
 	ids   map[string]int // raw ids of the reply elements, "null" included
 	array bool           // the reply is an array
-	resp  *Response      // the first valid response to the pending id
+	resp  *Response      // the first response to the pending id, valid or not
 }
 
 // expectReplies works out the replies to data from how decodeMessage
@@ -232,7 +236,7 @@ func expectReplies(data []byte, pending ID) expected {
 	for _, m := range msgs {
 		switch {
 		case m.resp != nil:
-			if m.invalid == nil && m.resp.ID == pending && want.resp == nil {
+			if m.resp.ID == pending && want.resp == nil { // valid or not: it ends the call
 				want.resp = m.resp
 			}
 		case m.invalid != nil:

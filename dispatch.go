@@ -12,8 +12,8 @@ import (
 // goroutines started on demand that exit when their lane is empty, so an
 // idle Peer holds no goroutine but its read loop.
 //
-// Work waiting or running is bounded twice: in messages (Options.MaxQueued)
-// and in bytes (Options.MaxQueuedBytes); see submit.
+// Work waiting or running is bounded in bytes (Options.MaxQueuedBytes),
+// and queued calls also in number (Options.MaxQueued); see submit and full.
 //
 // The calls lane has Options.MaxConcurrent slots, and a handler runs only
 // while it holds one (slots.go): a runner holds one, an element of an
@@ -67,6 +67,7 @@ type lane struct {
 	wake    chan struct{} // wakes lingering runners; never closed
 	max     int
 	ctx     context.Context // the base of its handlers' ctx
+	shared  *handlerCtx     // the notifications lane's: its handlers' ctx
 }
 
 // linger is how long a runner waits for more work before it exits.
@@ -119,6 +120,10 @@ func (d *dispatcher) init(p *Peer) {
 	d.calls.wake = make(chan struct{}, d.calls.max)
 	d.notes.wake = make(chan struct{}, d.notes.max)
 	d.calls.ctx, d.notes.ctx = p.ctx, p.ctx
+	// Notifications are not cancelled one by one, so their handlers share
+	// one ctx. Ordered, they run one at a time; a goroutine a handler left
+	// parked in a Call keeps the lane held as the handler would have.
+	d.notes.shared = &handlerCtx{Context: p.ctx, d: d, l: &d.notes}
 }
 
 // handlerOf returns the handler of this dispatcher whose ctx ctx is or
@@ -251,8 +256,12 @@ func (d *dispatcher) newTask(m message, l *lane) task {
 	if m.invalid != nil {
 		return t
 	}
+	if l == &d.notes {
+		t.ctx = d.notes.shared
+		return t
+	}
 	t.ctx = &handlerCtx{Context: l.ctx, d: d, l: l}
-	if m.req.IsNotification() {
+	if m.req.IsNotification() { // in a batch
 		return t
 	}
 	t.ctx.Context, t.ctx.cancel = context.WithCancel(l.ctx)

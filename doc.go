@@ -72,7 +72,10 @@
 //     past which the connection ends with ErrSlowConsumer), never waits for
 //     a handler slot, and never runs user code.
 //   - The writer waits only for the Conn (the remote side's reading), and
-//     for nothing when the queue is empty.
+//     for nothing when the queue is empty. A caller with no ctx to honour
+//     (a handler's reply, a call with a ctx that never ends) writes in the
+//     writer's place when nothing is queued, and waits as the writer
+//     would; it counts as waiting on the remote side meanwhile.
 //   - Callers (Call, Notify, Batch, from handlers or not), and runners
 //     queuing a handler's reply, wait for room in the outbound queue or for
 //     the writer; a Call waits for its reply from the read loop. Those

@@ -255,6 +255,11 @@ func (p *Peer) closedErr() error {
 // connection ends. A message still queued when ctx ends is withdrawn; one
 // being written may yet arrive.
 func (p *Peer) write(ctx context.Context, msg []byte) error {
+	if ctx.Done() == nil { // nothing to leave on: write it here if we may
+		if ok, err := p.out.direct(msg); ok {
+			return err
+		}
+	}
 	m, err := p.out.enqueue(ctx, msg, true)
 	if err != nil {
 		return err
@@ -342,10 +347,20 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, method string, params json.
 		return nil, err
 	}
 	defer p.inbound.park(ctx)()
-	m, err := p.out.enqueue(ctx, appendRequest(nil, id, method, params), false)
-	if err != nil {
-		p.pending.forget(id)
-		return nil, err
+	msg := appendRequest(nil, id, method, params)
+	sent := false
+	if ctx.Done() == nil { // nothing to leave on: write it here if we may
+		if sent, err = p.out.direct(msg); err != nil {
+			p.pending.forget(id)
+			return nil, err
+		}
+	}
+	var m *outMsg // nil when written here, which only a ctx that never ends allows
+	if !sent {
+		if m, err = p.out.enqueue(ctx, msg, false); err != nil {
+			p.pending.forget(id)
+			return nil, err
+		}
 	}
 	var resp *Response
 	select {

@@ -109,6 +109,44 @@ func (s *sendQueue) enqueue(ctx context.Context, data []byte, written bool) (*ou
 	return m, nil
 }
 
+// direct writes data on the calling goroutine, as the writer would, when
+// nothing is queued and nobody writes, and reports whether it did (and the
+// write's error). It is for callers that have no ctx to honour (a runner's
+// reply, a call with a ctx that never ends), which may wait for the Conn:
+// it saves the hand-over to the writer goroutine. The caller counts as
+// waiting for a write meanwhile (see blocked).
+func (s *sendQueue) direct(data []byte) (bool, error) {
+	s.mu.Lock()
+	if s.running || len(s.q) > 0 || s.closed != nil {
+		s.mu.Unlock()
+		return false, nil
+	}
+	s.running = true // holds the writer's place: others queue behind
+	s.watchers++
+	s.bytes += len(data)
+	s.mu.Unlock()
+
+	err := s.p.writeConn(data)
+
+	s.mu.Lock()
+	s.watchers--
+	s.releaseBytes(len(data), false)
+	start := len(s.q) > 0 && s.closed == nil // queued meanwhile: the writer takes over
+	if !start {
+		s.running = false
+		if s.flushed != nil {
+			close(s.flushed)
+			s.flushed = nil
+		}
+	}
+	s.mu.Unlock()
+	s.start(start)
+	if err != nil {
+		s.close(err)
+	}
+	return true, err
+}
+
 // control queues data without waiting, within maxControlBytes. It reports
 // false if the message did not fit or the connection has ended.
 func (s *sendQueue) control(data []byte) bool {
@@ -164,15 +202,19 @@ func (s *sendQueue) withdraw(m *outMsg) bool {
 }
 
 // release gives m's bytes back to the budget. Called with s.mu held.
-func (s *sendQueue) release(m *outMsg) {
+func (s *sendQueue) release(m *outMsg) { s.releaseBytes(len(m.data), m.control) }
+
+// releaseBytes gives n bytes back to the budget (the control budget if
+// control). Called with s.mu held.
+func (s *sendQueue) releaseBytes(n int, control bool) {
 	if s.closed != nil {
 		return // close has reset the counters
 	}
-	if m.control {
-		s.ctlBytes -= len(m.data)
+	if control {
+		s.ctlBytes -= n
 		return
 	}
-	s.bytes -= len(m.data)
+	s.bytes -= n
 	if s.room != nil {
 		close(s.room)
 		s.room = nil

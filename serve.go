@@ -66,7 +66,9 @@ func (p *Peer) runBatch(l *lane, j job) []byte {
 // reply queues a handler's reply, waiting for room until the connection
 // ends (in which case there is nobody to answer).
 func (p *Peer) reply(msg []byte) {
-	_, _ = p.out.enqueue(nil, msg, false)
+	if ok, _ := p.out.direct(msg); !ok {
+		_, _ = p.out.enqueue(nil, msg, false)
+	}
 }
 
 // serve runs one task's handler and returns its encoded reply, or nil for a

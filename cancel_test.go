@@ -208,7 +208,7 @@ func TestCallTimeoutRemoteNotReading(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	res := callAsync(p, ctx, "slow", nil)
-	if _, err := c2.Read(testCtx(t, wait)); err != nil { // the request; then read nothing
+	if _, err := readWithin(c2, wait); err != nil { // the request; then read nothing
 		t.Fatal(err)
 	}
 	select {
@@ -219,7 +219,7 @@ func TestCallTimeoutRemoteNotReading(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("Call waited for the remote to read its cancel notification")
 	}
-	msg, err := c2.Read(testCtx(t, wait)) // the cancel, written meanwhile
+	msg, err := readWithin(c2, wait) // the cancel, written meanwhile
 	if err != nil || parseWire(t, msg).Method != "$/cancelRequest" {
 		t.Fatalf("after the Call: %s, %v", msg, err)
 	}

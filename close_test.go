@@ -200,8 +200,8 @@ var errBroken = errors.New("broken")
 // failingConn fails its reads once the underlying Conn has ended.
 type failingConn struct{ Conn }
 
-func (c failingConn) Read(ctx context.Context) ([]byte, error) {
-	msg, err := c.Conn.Read(ctx)
+func (c failingConn) Read() ([]byte, error) {
+	msg, err := c.Conn.Read()
 	if err != nil {
 		return nil, errBroken
 	}
@@ -211,8 +211,8 @@ func (c failingConn) Read(ctx context.Context) ([]byte, error) {
 // tooLargeConn reports the message "TOO LARGE" as skipped for its size.
 type tooLargeConn struct{ Conn }
 
-func (c tooLargeConn) Read(ctx context.Context) ([]byte, error) {
-	msg, err := c.Conn.Read(ctx)
+func (c tooLargeConn) Read() ([]byte, error) {
+	msg, err := c.Conn.Read()
 	if err == nil && string(msg) == "TOO LARGE" {
 		return nil, fmt.Errorf("frame of 1 GB: %w", ErrMessageTooLarge)
 	}

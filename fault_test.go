@@ -70,7 +70,7 @@ type linkEnd struct {
 	out chan<- []byte
 }
 
-func (e *linkEnd) Read(ctx context.Context) ([]byte, error) {
+func (e *linkEnd) Read() ([]byte, error) {
 	select {
 	case <-e.l.cut:
 		return nil, e.l.cause
@@ -83,12 +83,10 @@ func (e *linkEnd) Read(ctx context.Context) ([]byte, error) {
 		return nil, e.l.cause
 	case <-e.l.closed:
 		return nil, e.l.failure()
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
 }
 
-func (e *linkEnd) Write(ctx context.Context, msg []byte) error {
+func (e *linkEnd) Write(msg []byte) error {
 	select {
 	case <-e.l.cut:
 		return e.l.cause
@@ -103,8 +101,6 @@ func (e *linkEnd) Write(ctx context.Context, msg []byte) error {
 		return e.l.cause
 	case <-e.l.closed:
 		return net.ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
@@ -287,18 +283,16 @@ func newScriptConn() *scriptConn {
 func (c *scriptConn) failWrites(err error) { c.mu.Lock(); c.writeErr = err; c.mu.Unlock() }
 func (c *scriptConn) blockWrites()         { c.mu.Lock(); c.block = true; c.mu.Unlock() }
 
-func (c *scriptConn) Read(ctx context.Context) ([]byte, error) {
+func (c *scriptConn) Read() ([]byte, error) {
 	select {
 	case msg := <-c.in:
 		return msg, nil
 	case <-c.closed:
 		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
 }
 
-func (c *scriptConn) Write(_ context.Context, msg []byte) error {
+func (c *scriptConn) Write(msg []byte) error {
 	c.writes.Add(1)
 	select {
 	case c.entered <- struct{}{}:

@@ -85,7 +85,7 @@ func startRaw(t testing.TB, conn Conn) *rawEnd {
 func (r *rawEnd) readLoop() {
 	defer close(r.done)
 	for {
-		msg, err := r.conn.Read(context.Background())
+		msg, err := r.conn.Read()
 		if err != nil {
 			return
 		}
@@ -100,9 +100,7 @@ func (r *rawEnd) readLoop() {
 // send writes one raw message.
 func (r *rawEnd) send(msg string) {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	if err := r.conn.Write(ctx, []byte(msg)); err != nil {
+	if err := writeWithin(r.conn, []byte(msg), wait); err != nil {
 		r.t.Fatalf("raw write %.60q: %v", msg, err)
 	}
 }
@@ -276,4 +274,20 @@ func within[T any](t testing.TB, ch <-chan T, what string) T {
 		t.Fatalf("timed out waiting for %s", what)
 		panic("unreachable")
 	}
+}
+
+// writeWithin writes msg to c, and closes c if the write has not returned
+// within d (Close is what stops a Conn's write), so that a test fails
+// rather than hangs.
+func writeWithin(c Conn, msg []byte, d time.Duration) error {
+	t := time.AfterFunc(d, func() { c.Close() })
+	defer t.Stop()
+	return c.Write(msg)
+}
+
+// readWithin reads from c, closing c if nothing comes within d.
+func readWithin(c Conn, d time.Duration) ([]byte, error) {
+	t := time.AfterFunc(d, func() { c.Close() })
+	defer t.Stop()
+	return c.Read()
 }

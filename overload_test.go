@@ -213,13 +213,12 @@ func TestReadLoopNeverWaitsToWrite(t *testing.T) {
 	p := NewPeer(c1, h, &Options{MaxConcurrent: 1, MaxQueued: 1})
 	cleanupPeer(t, p)
 	defer close(release)
-	ctx := testCtx(t, wait)
 	id := `"` + strings.Repeat("x", 1000) + `"` // makes each refusal about 1 kB
 	call := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"block"}`)
 	const n = 1500 // more refusals than the control budget holds
 	written := 0
 	for ; written < n; written++ {
-		if err := c2.Write(ctx, call); err != nil {
+		if err := writeWithin(c2, call, wait); err != nil {
 			break // the Peer ended the connection
 		}
 	}

@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"context"
 	"io"
 	"net"
 	"sync"
@@ -25,18 +24,16 @@ type pipeConn struct {
 	once    *sync.Once
 }
 
-func (c *pipeConn) Read(ctx context.Context) ([]byte, error) {
+func (c *pipeConn) Read() ([]byte, error) {
 	select {
 	case msg := <-c.in:
 		return msg, nil
 	case <-c.done:
 		return nil, io.EOF // a clean end, whichever side closed
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
 }
 
-func (c *pipeConn) Write(ctx context.Context, msg []byte) error {
+func (c *pipeConn) Write(msg []byte) error {
 	select {
 	case <-c.done:
 		return net.ErrClosed
@@ -47,8 +44,6 @@ func (c *pipeConn) Write(ctx context.Context, msg []byte) error {
 		return nil
 	case <-c.done:
 		return net.ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

@@ -23,7 +23,7 @@ func (p *Peer) readLoop() {
 		p.mu.Unlock()
 	}()
 	for {
-		data, err := p.conn.Read(p.ctx)
+		data, err := p.conn.Read()
 		if err != nil {
 			if errors.Is(err, ErrMessageTooLarge) && p.ctx.Err() == nil {
 				p.log.Info("jsonrpc: incoming message too large", "err", err)

@@ -382,7 +382,7 @@ func (p *Peer) writeConn(msg []byte) error {
 		})
 		defer t.Stop()
 	}
-	if err := p.conn.Write(p.ctx, msg); err != nil {
+	if err := p.conn.Write(msg); err != nil {
 		p.end(p.writeFailure(err))
 		return p.closedErr()
 	}

@@ -1,7 +1,6 @@
 package stdio
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,26 +33,25 @@ func startChild(t *testing.T, mode string, opts *Options) *Conn {
 	return c
 }
 
-// timeoutCtx bounds a test's Reads and Writes: when it ends, the Conn is
-// closed and they return.
-func timeoutCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
+// watchdog closes c if the test runs for 20 s: Close is what stops a
+// Conn's pending Read and Write, so a stuck test fails instead of hanging.
+func watchdog(t *testing.T, c *Conn) {
+	timer := time.AfterFunc(20*time.Second, func() { c.Close() })
+	t.Cleanup(func() { timer.Stop() })
 }
 
 func TestCommandEcho(t *testing.T) {
 	for _, f := range framings {
 		t.Run(f.String(), func(t *testing.T) {
-			ctx := timeoutCtx(t)
 			c := startChild(t, "echo-"+strings.ToLower(f.String()), &Options{Framing: f})
+			watchdog(t, c)
 			for i := range 50 {
 				msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":[%q]}`,
 					i, strings.Repeat("e", i*i*40))
-				if err := c.Write(ctx, []byte(msg)); err != nil {
+				if err := c.Write([]byte(msg)); err != nil {
 					t.Fatalf("Write %d: %v", i, err)
 				}
-				got, err := c.Read(ctx)
+				got, err := c.Read()
 				if err != nil || string(got) != msg {
 					t.Fatalf("Read %d = %.60q, %v; want %.60q", i, got, err, msg)
 				}
@@ -69,7 +67,7 @@ func TestCommandEcho(t *testing.T) {
 			if ps := c.ProcessState(); ps == nil || !ps.Success() {
 				t.Errorf("ProcessState after Close = %v, want success", ps)
 			}
-			if _, err := c.Read(ctx); !isClosedErr(err) {
+			if _, err := c.Read(); !isClosedErr(err) {
 				t.Errorf("Read after Close: %v", err)
 			}
 		})
@@ -80,11 +78,11 @@ func TestCommandEcho(t *testing.T) {
 // messages nobody reads: Close must drain them so the child exits cleanly
 // instead of dying of a broken pipe.
 func TestCommandCloseWithoutReading(t *testing.T) {
-	ctx := timeoutCtx(t)
 	c := startChild(t, "echo-line", &Options{Framing: Line})
+	watchdog(t, c)
 	for i := range 40 {
 		msg := fmt.Sprintf(`{"id":%d,"pad":%q}`, i, strings.Repeat("p", 1000))
-		if err := c.Write(ctx, []byte(msg)); err != nil {
+		if err := c.Write([]byte(msg)); err != nil {
 			t.Fatalf("Write %d: %v", i, err)
 		}
 	}
@@ -100,7 +98,7 @@ func TestCommandCloseUnblocksRead(t *testing.T) {
 	c := startChild(t, "echo-header", nil)
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Read(timeoutCtx(t))
+		_, err := c.Read()
 		done <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
@@ -116,23 +114,6 @@ func TestCommandCloseUnblocksRead(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Read still blocked after Close")
-	}
-}
-
-// TestCommandContextEnd cancels the ctx of a pending Read: the Conn closes
-// itself, through the same path as Close, without deadlocking on the Read.
-func TestCommandContextEnd(t *testing.T) {
-	c := startChild(t, "echo-line", &Options{Framing: Line})
-	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	var err error
-	within(t, 5*time.Second, "Read", func() { _, err = c.Read(ctx) })
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("Read error = %v, want context.Canceled", err)
-	}
-	within(t, 5*time.Second, "Close", func() { err = c.Close() })
-	if err != nil {
-		t.Errorf("Close: %v", err)
 	}
 }
 
@@ -171,10 +152,10 @@ func TestCommandNegativeGraceKillsAtOnce(t *testing.T) {
 }
 
 func TestCommandCrash(t *testing.T) {
-	ctx := timeoutCtx(t)
 	c := startChild(t, "crash", nil)
+	watchdog(t, c)
 	var err error
-	within(t, 10*time.Second, "Read", func() { _, err = c.Read(ctx) })
+	within(t, 10*time.Second, "Read", func() { _, err = c.Read() })
 	// The crash, not a clean io.EOF, is what ended the stream.
 	var readExit *exec.ExitError
 	if errors.Is(err, io.EOF) || !errors.As(err, &readExit) || readExit.ExitCode() != 3 {
@@ -191,9 +172,9 @@ func TestCommandCrash(t *testing.T) {
 	// Writing to the dead child fails rather than killing us with SIGPIPE.
 	c2 := startChild(t, "crash", nil)
 	defer c2.Close()
-	within(t, 10*time.Second, "Read", func() { c2.Read(ctx) })
+	within(t, 10*time.Second, "Read", func() { c2.Read() })
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-		if err = c2.Write(ctx, []byte("{}")); err != nil {
+		if err = c2.Write([]byte("{}")); err != nil {
 			break
 		}
 		time.Sleep(10 * time.Millisecond) // the child's stdin may close just after its stdout
@@ -229,8 +210,8 @@ func TestCommandErrors(t *testing.T) {
 func TestStdioCloseFromHandler(t *testing.T) {
 	c := startChild(t, "close-from-handler", &Options{Framing: Line})
 	defer c.Close()
-	ctx := timeoutCtx(t)
-	if err := c.Write(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"quit"}`)); err != nil {
+	watchdog(t, c)
+	if err := c.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"quit"}`)); err != nil {
 		t.Fatal(err)
 	}
 	// The child ends its output when it exits; its reply may or may not
@@ -238,7 +219,7 @@ func TestStdioCloseFromHandler(t *testing.T) {
 	var err error
 	within(t, 5*time.Second, "the child's exit", func() {
 		for err == nil {
-			_, err = c.Read(ctx)
+			_, err = c.Read()
 		}
 	})
 	if !errors.Is(err, io.EOF) {

@@ -3,7 +3,6 @@ package stdio
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -99,10 +98,6 @@ type Conn struct {
 	wbuf  bytes.Buffer
 	wpump *pump // writes to w when Close cannot interrupt it, or nil
 
-	watchMu sync.Mutex
-	watched context.Context // the ctx that closes c when it ends, once set
-	unwatch func() bool
-
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeDone chan struct{}
@@ -190,18 +185,13 @@ func newConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 // wrapping jsonrpc.ErrMessageTooLarge when a message over the size cap was
 // skipped (the Conn stays usable), an error wrapping io.ErrUnexpectedEOF
 // when the stream ends inside a message, and an error wrapping both
-// net.ErrClosed and os.ErrClosed once the Conn is closed. When ctx is done,
-// the Conn is closed and Read returns ctx.Err(). Any error other than
+// net.ErrClosed and os.ErrClosed once the Conn is closed (Close is how a
+// pending Read is stopped; see NewConn for its limits). Any error other than
 // ErrMessageTooLarge is final.
-func (c *Conn) Read(ctx context.Context) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+func (c *Conn) Read() ([]byte, error) {
 	if c.closed.Load() {
 		return nil, errClosed
 	}
-	stop := c.closeWhenDone(ctx)
-	defer stop()
 
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
@@ -223,8 +213,6 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 		err = c.proc.endOfOutput()
 	}
 	switch {
-	case ctx.Err() != nil:
-		err = ctx.Err()
 	case c.closed.Load():
 		err = errClosed
 	case errors.Is(err, jsonrpc.ErrMessageTooLarge):
@@ -238,16 +226,11 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 // Write sends msg as one message with a single call to the underlying
 // writer. It does not retain msg. With Line framing, a msg containing
 // newlines is compacted first (see json.Compact), so it must be valid JSON.
-// When ctx is done, the Conn is closed and Write returns ctx.Err().
-func (c *Conn) Write(ctx context.Context, msg []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+// Close stops a pending Write.
+func (c *Conn) Write(msg []byte) error {
 	if c.closed.Load() {
 		return errClosed
 	}
-	stop := c.closeWhenDone(ctx)
-	defer stop()
 
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -268,10 +251,7 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 		c.wbuf = bytes.Buffer{}
 	}
 	if err != nil {
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case c.closed.Load():
+		if c.closed.Load() {
 			return errClosed
 		}
 		return fmt.Errorf("stdio: write: %w", err)
@@ -296,42 +276,12 @@ func (c *Conn) Close() error {
 		c.closed.Store(true)
 		c.rpump.stop()
 		c.wpump.stop()
-		c.watchMu.Lock()
-		if c.unwatch != nil {
-			c.unwatch()
-		}
-		c.watchMu.Unlock()
 		c.closeErr = c.closeFn()
 		close(c.closeDone)
 	})
 	<-c.closeDone
 	return c.closeErr
 }
-
-// closeWhenDone arranges for c to be closed when ctx is done, and returns a
-// function to cancel that. The lifetime ctx of the Peer that owns c (the
-// first ctx carrying a Peer: a Peer passes the same one to every Read and
-// Write) stays watched until Close, so the watch is set up once; any other
-// ctx is watched for one call only, so that a caller's per-call ctx ending
-// after the call leaves c open.
-func (c *Conn) closeWhenDone(ctx context.Context) (stop func() bool) {
-	if ctx.Done() == nil {
-		return noStop
-	}
-	c.watchMu.Lock()
-	defer c.watchMu.Unlock()
-	switch {
-	case c.watched == ctx:
-		return noStop
-	case c.watched == nil && !c.closed.Load() && jsonrpc.PeerFromContext(ctx) != nil:
-		c.watched = ctx
-		c.unwatch = context.AfterFunc(ctx, func() { c.Close() })
-		return noStop
-	}
-	return context.AfterFunc(ctx, func() { c.Close() })
-}
-
-func noStop() bool { return false }
 
 // closedError is returned by Read and Write once the Conn is closed.
 type closedError struct{}

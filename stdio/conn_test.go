@@ -2,7 +2,6 @@ package stdio
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,7 +32,7 @@ func TestRoundTrip(t *testing.T) {
 			go func() {
 				defer writer.Close()
 				for _, m := range msgs {
-					if err := writer.Write(t.Context(), []byte(m)); err != nil {
+					if err := writer.Write([]byte(m)); err != nil {
 						errc <- err
 						return
 					}
@@ -85,7 +84,7 @@ func TestWriteWireFormat(t *testing.T) {
 		var rec recorder
 		c := NewConn(nil, &rec, &Options{Framing: tt.framing})
 		defer c.Close()
-		if err := c.Write(t.Context(), []byte(tt.msg)); err != nil {
+		if err := c.Write([]byte(tt.msg)); err != nil {
 			t.Errorf("%v Write(%q): %v", tt.framing, tt.msg, err)
 			continue
 		}
@@ -100,7 +99,7 @@ func TestLineWriteErrors(t *testing.T) {
 	c := NewConn(nil, &rec, &Options{Framing: Line})
 	defer c.Close()
 	for _, msg := range []string{"", " \r\n", "{\n", "not json\n"} {
-		if err := c.Write(t.Context(), []byte(msg)); err == nil {
+		if err := c.Write([]byte(msg)); err == nil {
 			t.Errorf("Write(%q) succeeded", msg)
 		}
 	}
@@ -121,7 +120,7 @@ func TestConcurrentWrites(t *testing.T) {
 			wg.Go(func() {
 				for j := range 20 {
 					msg := fmt.Sprintf(`{"id":%d,"pad":%q}`, i*100+j, strings.Repeat("p", 100*j))
-					if err := c.Write(context.Background(), []byte(msg)); err != nil {
+					if err := c.Write([]byte(msg)); err != nil {
 						t.Error(err)
 					}
 				}
@@ -164,7 +163,7 @@ func TestCloseUnblocks(t *testing.T) {
 			c := NewConn(r, nil, nil)
 			done := make(chan error, 1)
 			go func() {
-				_, err := c.Read(context.Background())
+				_, err := c.Read()
 				done <- err
 			}()
 			time.Sleep(20 * time.Millisecond)
@@ -184,7 +183,7 @@ func TestCloseUnblocks(t *testing.T) {
 			c := NewConn(nil, w, nil)
 			done := make(chan error, 1)
 			go func() { // nobody reads, so this blocks
-				done <- c.Write(context.Background(), make([]byte, 1<<20))
+				done <- c.Write(make([]byte, 1<<20))
 			}()
 			time.Sleep(20 * time.Millisecond)
 			within(t, 2*time.Second, "Close", func() { c.Close() })
@@ -205,37 +204,14 @@ func TestUseAfterClose(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Read(t.Context()); !isClosedErr(err) {
+	if _, err := c.Read(); !isClosedErr(err) {
 		t.Errorf("Read after Close: %v", err)
 	}
-	if err := c.Write(t.Context(), []byte("{}")); !isClosedErr(err) {
+	if err := c.Write([]byte("{}")); !isClosedErr(err) {
 		t.Errorf("Write after Close: %v", err)
 	}
 	if err := c.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
-	}
-}
-
-// TestContextEndCloses checks that a done ctx ends a pending Read.
-func TestContextEndCloses(t *testing.T) {
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	c := NewConn(pr, nil, nil)
-	ctx, cancel := context.WithCancel(t.Context())
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		cancel()
-	}()
-	var err error
-	within(t, 2*time.Second, "Read", func() { _, err = c.Read(ctx) })
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("Read error = %v, want context.Canceled", err)
-	}
-	if _, err := c.Read(t.Context()); !isClosedErr(err) {
-		t.Errorf("Read after cancel: %v", err)
-	}
-	if _, err := c.Read(ctx); !errors.Is(err, context.Canceled) {
-		t.Errorf("Read with a done ctx: %v", err)
 	}
 }
 
@@ -289,8 +265,8 @@ func TestCloseConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() { c.Close() })
-		wg.Go(func() { c.Read(context.Background()) })
-		wg.Go(func() { c.Write(context.Background(), []byte("{}")) })
+		wg.Go(func() { c.Read() })
+		wg.Go(func() { c.Write([]byte("{}")) })
 	}
 	within(t, 5*time.Second, "concurrent calls", wg.Wait)
 }

@@ -47,10 +47,10 @@
 //		return err
 //	}
 //	defer conn.Close() // closes gopls's stdin, waits for it to exit, reaps it
-//	if err := conn.Write(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)); err != nil {
+//	if err := conn.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)); err != nil {
 //		return err
 //	}
-//	reply, err := conn.Read(ctx)
+//	reply, err := conn.Read()
 //
 // A server speaking MCP over its own standard streams would use:
 //

@@ -55,7 +55,7 @@ func newStreamPeer(t *testing.T, f Framing, opts *jsonrpc.Options) *streamPeer {
 	go func() {
 		defer close(s.done)
 		for {
-			msg, err := remote.Read(context.Background())
+			msg, err := remote.Read()
 			if err != nil {
 				return
 			}
@@ -251,36 +251,5 @@ func TestLineTruncatedLastLine(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Wait did not return")
-	}
-}
-
-// TestPerCallContextEndsAfterTheCall: a caller using the Conn directly with
-// a ctx per call (one that it cancels once the call has returned) keeps its
-// Conn open: only a ctx that ends during a call closes it.
-func TestPerCallContextEndsAfterTheCall(t *testing.T) {
-	for _, f := range framings {
-		t.Run(f.String(), func(t *testing.T) {
-			pr, pw := io.Pipe()
-			c := NewConn(pr, pw, &Options{Framing: f})
-			defer c.Close()
-			msg := `{"jsonrpc":"2.0","id":1,"method":"m"}`
-			for i := range 3 {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				read := make(chan error, 1)
-				go func() {
-					got, err := c.Read(ctx)
-					if err == nil && string(got) != msg {
-						err = errors.New("read " + string(got))
-					}
-					read <- err
-				}()
-				err := c.Write(ctx, []byte(msg))
-				if rerr := <-read; err != nil || rerr != nil {
-					t.Fatalf("round %d: Write: %v, Read: %v", i, err, rerr)
-				}
-				cancel() // after the calls: the Conn must stay open
-				time.Sleep(5 * time.Millisecond)
-			}
-		})
 	}
 }

@@ -93,8 +93,8 @@ func TestHeaderFraming(t *testing.T) {
 // same error comes back instead of parsing the rest as a new frame.
 func TestHeaderErrorIsFinal(t *testing.T) {
 	c := NewConn(strings.NewReader("Content-Length: x\r\n\r\n"+frame("{}")), io.Discard, nil)
-	_, err1 := c.Read(t.Context())
-	_, err2 := c.Read(t.Context())
+	_, err1 := c.Read()
+	_, err2 := c.Read()
 	if !errors.Is(err1, errBadHeader) || err2 != err1 {
 		t.Fatalf("errors = %v, %v; want the same malformed-header error twice", err1, err2)
 	}
@@ -111,7 +111,7 @@ func TestHugeContentLengthDoesNotAllocate(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		start := time.Now()
 		c := NewConn(r, io.Discard, &Options{MaxMessageSize: limit})
-		_, err := c.Read(t.Context())
+		_, err := c.Read()
 		elapsed := time.Since(start)
 		runtime.ReadMemStats(&after)
 		if !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -139,8 +139,8 @@ func TestOversizeHeaderMessageStreams(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	c := NewConn(input, io.Discard, nil)
 	defer c.Close()
-	_, err1 := c.Read(t.Context())
-	msg, err2 := c.Read(t.Context())
+	_, err1 := c.Read()
+	msg, err2 := c.Read()
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err1, jsonrpc.ErrMessageTooLarge) {
 		t.Errorf("first Read error = %v, want ErrMessageTooLarge", err1)

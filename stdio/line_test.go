@@ -69,8 +69,8 @@ func TestOversizeLineStreams(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	c := NewConn(input, io.Discard, &Options{Framing: Line, MaxMessageSize: limit})
 	defer c.Close()
-	_, err1 := c.Read(t.Context())
-	msg, err2 := c.Read(t.Context())
+	_, err1 := c.Read()
+	msg, err2 := c.Read()
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err1, jsonrpc.ErrMessageTooLarge) {
 		t.Errorf("first Read error = %v, want ErrMessageTooLarge", err1)
@@ -92,7 +92,7 @@ func TestLineAllocation(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	c := NewConn(strings.NewReader(input), io.Discard, &Options{Framing: Line, MaxMessageSize: limit})
 	defer c.Close()
-	msg, err := c.Read(t.Context())
+	msg, err := c.Read()
 	runtime.ReadMemStats(&after)
 	if err != nil || len(msg) != limit || cap(msg) > limit {
 		t.Fatalf("Read = %d bytes (cap %d), %v", len(msg), cap(msg), err)

@@ -50,9 +50,8 @@ func runChild(mode string) int {
 func echo(f Framing) int {
 	c := Stdio(&Options{Framing: f})
 	defer c.Close()
-	ctx := context.Background()
 	for {
-		msg, err := c.Read(ctx)
+		msg, err := c.Read()
 		if errors.Is(err, io.EOF) {
 			return 0
 		}
@@ -60,7 +59,7 @@ func echo(f Framing) int {
 			fmt.Fprintln(os.Stderr, "child read:", err)
 			return 1
 		}
-		if err := c.Write(ctx, msg); err != nil {
+		if err := c.Write(msg); err != nil {
 			fmt.Fprintln(os.Stderr, "child write:", err)
 			return 1
 		}
@@ -91,7 +90,7 @@ func readAll(t testing.TB, c *Conn, limit int) ([]string, error) {
 	t.Helper()
 	var got []string
 	for range limit {
-		msg, err := c.Read(context.Background())
+		msg, err := c.Read()
 		switch {
 		case errors.Is(err, jsonrpc.ErrMessageTooLarge):
 			got = append(got, tooLarge)

@@ -74,7 +74,7 @@ func TestCloseUnblocksConnReadOfUncloseableReader(t *testing.T) {
 	c := NewConn(g, nil, nil)
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Read(context.Background())
+		_, err := c.Read()
 		done <- err
 	}()
 	g.entry(t)
@@ -87,7 +87,7 @@ func TestCloseUnblocksConnReadOfUncloseableReader(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("Read still blocked a second after Close")
 	}
-	if _, err := c.Read(context.Background()); !isClosedErr(err) {
+	if _, err := c.Read(); !isClosedErr(err) {
 		t.Errorf("Read after Close = %v, want a closed error", err)
 	}
 	if len(g.entered) != 0 {
@@ -107,7 +107,7 @@ func TestCloseUnblocksWriteToUncloseableWriter(t *testing.T) {
 		defer close(g.open)
 		c := NewConn(nil, g, nil)
 		done := make(chan error, 1)
-		go func() { done <- c.Write(context.Background(), []byte("{}")) }()
+		go func() { done <- c.Write([]byte("{}")) }()
 		g.entry(t)
 		within(t, time.Second, "Close", func() { c.Close() })
 		select {
@@ -118,7 +118,7 @@ func TestCloseUnblocksWriteToUncloseableWriter(t *testing.T) {
 		case <-time.After(time.Second):
 			t.Fatal("Write still blocked a second after Close")
 		}
-		if err := c.Write(context.Background(), []byte("{}")); !isClosedErr(err) {
+		if err := c.Write([]byte("{}")); !isClosedErr(err) {
 			t.Errorf("Write after Close = %v, want a closed error", err)
 		}
 	})

@@ -104,11 +104,10 @@ func newConn(c *websocket.Conn, drop func() error, opts *Options) *Conn {
 // wrapping io.EOF, a clean end; any other ending is an error, and so is a
 // binary message or a text message that is not valid UTF-8.
 //
-// Read does not use ctx: a Peer cancels its lifetime context before it
-// closes the Conn, and coder/websocket drops the TCP connection the moment a
-// Read's context ends, which would lose the close frame that Close sends.
-// Close unblocks Read instead.
-func (c *Conn) Read(_ context.Context) ([]byte, error) {
+// Close unblocks Read. (The read is given no context: coder/websocket drops
+// the TCP connection the moment a Read's context ends, which would lose the
+// close frame that Close sends.)
+func (c *Conn) Read() ([]byte, error) {
 	// The whole message is read (up to the read limit) even when it turns
 	// out to be binary: coder/websocket's close handshake would otherwise
 	// first drain the rest of it, with no deadline.
@@ -167,18 +166,11 @@ func cleanEnd(code websocket.StatusCode) bool {
 	return false
 }
 
-// Write sends msg as one text message. ctx is the Peer's lifetime context;
-// only its end so far is looked at. The write itself is given no context:
+// Write sends msg as one text message. The write is given no context:
 // coder/websocket sets up a context.AfterFunc for every write made with a
 // cancellable one, four allocations a message. A write the other side does
 // not take is cut short by Close (see jsonrpc.Options.WriteTimeout).
-func (c *Conn) Write(ctx context.Context, msg []byte) error {
-	if err := ctx.Err(); err != nil {
-		// The Peer is ending (a handler woken by its cancellation may still
-		// reply). coder/websocket would drop the connection at once, and
-		// with it the close frame that Close is about to send.
-		return fmt.Errorf("ws: %w", err)
-	}
+func (c *Conn) Write(msg []byte) error {
 	c.writing.Add(1)
 	defer c.writing.Add(-1)
 	if err := c.ws.Write(context.Background(), websocket.MessageText, msg); err != nil {

@@ -55,8 +55,8 @@ type child struct {
 // serverConn is a raw connection to a server process: *stdio.Conn, or
 // wsConn for the WebSocket transport. Close ends the process too.
 type serverConn interface {
-	Read(ctx context.Context) ([]byte, error)
-	Write(ctx context.Context, msg []byte) error
+	Read() ([]byte, error)
+	Write(msg []byte) error
 	Close() error
 	ProcessState() *os.ProcessState
 }
@@ -123,9 +123,9 @@ func (c *child) run(t *testing.T, name string, fn func(t *testing.T)) {
 // send writes one raw message.
 func (c *child) send(msg string) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-	defer cancel()
-	if err := c.conn.Write(ctx, []byte(msg)); err != nil {
+	timer := time.AfterFunc(readTimeout, func() { c.conn.Close() }) // Close stops a stuck write
+	defer timer.Stop()
+	if err := c.conn.Write([]byte(msg)); err != nil {
 		c.broken = true
 		c.t.Fatalf("write %s: %v", msg, err)
 	}
@@ -134,9 +134,9 @@ func (c *child) send(msg string) {
 // recv reads the next raw message, failing the test after readTimeout.
 func (c *child) recv() string {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-	defer cancel()
-	msg, err := c.conn.Read(ctx)
+	timer := time.AfterFunc(readTimeout, func() { c.conn.Close() }) // Close stops a stuck read
+	defer timer.Stop()
+	msg, err := c.conn.Read()
 	if err != nil {
 		c.broken = true
 		c.t.Fatalf("read: %v", err)

@@ -85,16 +85,16 @@ func startWSServer(t *testing.T, bin string, stderr io.Writer, args ...string) (
 	}
 }
 
-func (c *wsConn) Read(ctx context.Context) ([]byte, error) {
-	typ, msg, err := c.ws.Read(ctx)
+func (c *wsConn) Read() ([]byte, error) {
+	typ, msg, err := c.ws.Read(context.Background()) // Close stops it
 	if err == nil && typ != websocket.MessageText {
 		err = fmt.Errorf("got a %v message, want text", typ)
 	}
 	return msg, err
 }
 
-func (c *wsConn) Write(ctx context.Context, msg []byte) error {
-	return c.ws.Write(ctx, websocket.MessageText, msg)
+func (c *wsConn) Write(msg []byte) error {
+	return c.ws.Write(context.Background(), websocket.MessageText, msg)
 }
 
 // Close closes the WebSocket, then the server's stdin, which stops the

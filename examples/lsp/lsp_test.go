@@ -145,8 +145,8 @@ type tapConn struct {
 	e *editor
 }
 
-func (c tapConn) Read(ctx context.Context) ([]byte, error) {
-	msg, err := c.Conn.Read(ctx)
+func (c tapConn) Read() ([]byte, error) {
+	msg, err := c.Conn.Read()
 	if err == nil {
 		var m struct {
 			ID     json.RawMessage

@@ -5,7 +5,6 @@ package main
 // sends without waiting for replies.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -55,7 +54,7 @@ func newRawClient(t *testing.T, conn jsonrpc.Conn) *rawClient {
 func (c *rawClient) read() {
 	defer close(c.done)
 	for {
-		msg, err := c.conn.Read(context.Background())
+		msg, err := c.conn.Read()
 		if err != nil {
 			return
 		}
@@ -98,10 +97,10 @@ func (c *rawClient) receive(msg []byte) {
 // send writes msgs in order, without waiting for any reply.
 func (c *rawClient) send(msgs ...string) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
+	timer := time.AfterFunc(waitTimeout, func() { c.conn.Close() }) // Close stops a stuck write
+	defer timer.Stop()
 	for _, m := range msgs {
-		if err := c.conn.Write(ctx, []byte(m)); err != nil {
+		if err := c.conn.Write([]byte(m)); err != nil {
 			c.t.Fatalf("writing %s: %v", m, err)
 		}
 	}

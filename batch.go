@@ -74,7 +74,7 @@ type outBatch struct {
 	elems  []BatchElem
 	ids    []ID // zero for notifications
 	params []json.RawMessage
-	chans  []chan *Response // set by send for the calls sent
+	chans  []chan *response // set by send for the calls sent
 }
 
 // send registers the calls among the elements idx and queues them as one
@@ -136,7 +136,7 @@ func (b *outBatch) written(ctx context.Context, m *outMsg, idx []int) error {
 
 // wait waits for element i's reply, sent in m. When ctx ends first, the
 // call is forgotten, and cancelled if m went out.
-func (b *outBatch) wait(ctx context.Context, m *outMsg, i int) (*Response, error) {
+func (b *outBatch) wait(ctx context.Context, m *outMsg, i int) (*response, error) {
 	select {
 	case resp := <-b.chans[i]:
 		return b.p.delivered(resp)
@@ -153,7 +153,7 @@ func (b *outBatch) wait(ctx context.Context, m *outMsg, i int) (*Response, error
 
 // run sends the batch and collects its replies in order of the elements.
 func (b *outBatch) run(ctx context.Context) error {
-	b.chans = make([]chan *Response, len(b.elems))
+	b.chans = make([]chan *response, len(b.elems))
 	all := make([]int, len(b.elems))
 	for i := range all {
 		all[i] = i
@@ -270,7 +270,7 @@ func (g *gatherer) leave(r *round, i int) bool {
 // runIntercepted runs each element through the interceptors on its own
 // goroutine, and sends them in rounds (see Batch).
 func (b *outBatch) runIntercepted(ctx context.Context) error {
-	b.chans = make([]chan *Response, len(b.elems))
+	b.chans = make([]chan *response, len(b.elems))
 	g := &gatherer{b: b, ctx: ctx, remaining: len(b.elems), cur: &round{sent: make(chan struct{})}}
 	defer func() {
 		g.mu.Lock()
@@ -330,7 +330,7 @@ func (b *outBatch) runIntercepted(ctx context.Context) error {
 			if err == nil {
 				var raw json.RawMessage
 				if raw, err = rawResult(v); err == nil && !b.ids[i].IsZero() {
-					err = decodeResult(&Response{Result: raw}, b.elems[i].Result)
+					err = decodeResult(&response{Result: raw}, b.elems[i].Result)
 				}
 			}
 			b.elems[i].Error = err

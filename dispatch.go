@@ -67,7 +67,6 @@ type lane struct {
 	wake    chan struct{} // wakes lingering runners; never closed
 	max     int
 	ctx     context.Context // the base of its handlers' ctx
-	shared  *handlerCtx     // the notifications lane's: its handlers' ctx
 }
 
 // linger is how long a runner waits for more work before it exits.
@@ -95,6 +94,7 @@ type task struct {
 type handlerCtx struct {
 	context.Context
 	cancel context.CancelFunc // a call's; nil for a notification
+	req    *Request
 	d      *dispatcher
 	l      *lane
 	parks  int // under d.mu
@@ -117,13 +117,9 @@ func (d *dispatcher) init(p *Peer) {
 	if p.opts.ConcurrentNotifications {
 		d.notes.max = p.opts.MaxConcurrent
 	}
-	d.calls.wake = make(chan struct{}, d.calls.max)
-	d.notes.wake = make(chan struct{}, d.notes.max)
+	d.calls.wake = make(chan struct{}, min(d.calls.max, maxWake))
+	d.notes.wake = make(chan struct{}, min(d.notes.max, maxWake))
 	d.calls.ctx, d.notes.ctx = p.ctx, p.ctx
-	// Notifications are not cancelled one by one, so their handlers share
-	// one ctx. Ordered, they run one at a time; a goroutine a handler left
-	// parked in a Call keeps the lane held as the handler would have.
-	d.notes.shared = &handlerCtx{Context: p.ctx, d: d, l: &d.notes}
 }
 
 // handlerOf returns the handler of this dispatcher whose ctx ctx is or
@@ -232,18 +228,26 @@ func (d *dispatcher) draining() bool {
 // a handler or runner of the Peer's, which hold a count on the Peer's
 // WaitGroup, so runners may be added to it.
 func (d *dispatcher) kick(l *lane) {
-	switch {
-	case len(l.q) <= l.waiting:
+	if len(l.q) <= l.waiting {
 		select {
 		case l.wake <- struct{}{}:
-		default: // as many wake-ups as lingering runners are pending
+			return
+		default: // wake-ups pending already: enough, unless the buffer is short
+			if len(l.wake) >= len(l.q) {
+				return
+			}
 		}
-	case l.running < l.max && !d.slotWanted(l):
+	}
+	if l.running < l.max && !d.slotWanted(l) {
 		l.running++
 		d.p.wg.Add(1)
 		go d.run(l, d.pop(l))
 	}
 }
+
+// maxWake bounds a lane's buffer of wake-ups (a lane with no limit on its
+// runners would otherwise get a huge one).
+const maxWake = 1024
 
 // orderedNotes reports whether notifications run one at a time in order.
 func (d *dispatcher) orderedNotes() bool { return d.notes.max == 1 }
@@ -256,12 +260,8 @@ func (d *dispatcher) newTask(m message, l *lane) task {
 	if m.invalid != nil {
 		return t
 	}
-	if l == &d.notes {
-		t.ctx = d.notes.shared
-		return t
-	}
 	t.ctx = &handlerCtx{Context: l.ctx, d: d, l: l}
-	if m.req.IsNotification() { // in a batch
+	if m.req.IsNotification() {
 		return t
 	}
 	t.ctx.Context, t.ctx.cancel = context.WithCancel(l.ctx)
@@ -418,7 +418,7 @@ func (d *dispatcher) done(t *task) {
 
 // cancel cancels the ctx of the inbound call named by cancel params.
 func (d *dispatcher) cancel(params json.RawMessage) {
-	id, ok := cancelID(params)
+	id, ok := d.p.opts.Cancel.ID(params)
 	if !ok {
 		d.p.log.Info("jsonrpc: malformed cancel notification", "params", string(params))
 		return

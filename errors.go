@@ -87,8 +87,9 @@ var (
 	// Options.MaxPending calls are already waiting for their replies.
 	ErrTooManyPending = errors.New("jsonrpc: too many calls waiting for replies")
 
-	// ErrReservedMethod is returned when registering a method whose name
-	// begins with "rpc.", which the specification reserves.
+	// ErrReservedMethod is wrapped by the value Mux.Handle panics with for
+	// a method whose name begins with "rpc.", which the specification
+	// reserves.
 	ErrReservedMethod = errors.New("jsonrpc: method names beginning with \"rpc.\" are reserved")
 
 	// ErrInvalidResponse is wrapped by the error a call fails with when

@@ -218,7 +218,7 @@ func FuzzPeer(f *testing.F) {
 type expected struct {
 	ids   map[string]int // raw ids of the reply elements, "null" included
 	array bool           // the reply is an array
-	resp  *Response      // the first response to the pending id, valid or not
+	resp  *response      // the first response to the pending id, valid or not
 }
 
 // expectReplies works out the replies to data from how decodeMessage

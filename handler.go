@@ -35,33 +35,33 @@ type Mux struct {
 // NewMux returns an empty Mux.
 func NewMux() *Mux { return &Mux{} }
 
-// Handle registers h for method. It fails with ErrReservedMethod for a name
-// beginning with "rpc.", and fails if method is empty, h is nil or method is
-// already registered.
-func (m *Mux) Handle(method string, h Handler) error {
+// Handle registers h for method. As http.ServeMux does for its patterns,
+// it panics on a programmer's mistake: a method name that is empty or
+// begins with "rpc." (reserved by the specification; the panic value
+// wraps ErrReservedMethod), a nil h, or a method registered twice.
+func (m *Mux) Handle(method string, h Handler) {
 	switch {
 	case strings.HasPrefix(method, "rpc."):
-		return fmt.Errorf("%w: %q", ErrReservedMethod, method)
+		panic(fmt.Errorf("%w: %q", ErrReservedMethod, method))
 	case method == "":
-		return fmt.Errorf("jsonrpc: empty method name")
+		panic("jsonrpc: empty method name")
 	case h == nil:
-		return fmt.Errorf("jsonrpc: nil handler for %q", method)
+		panic(fmt.Sprintf("jsonrpc: nil handler for %q", method))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, dup := m.methods[method]; dup {
-		return fmt.Errorf("jsonrpc: method %q registered twice", method)
+		panic(fmt.Sprintf("jsonrpc: method %q registered twice", method))
 	}
 	if m.methods == nil {
 		m.methods = make(map[string]Handler)
 	}
 	m.methods[method] = h
-	return nil
 }
 
 // HandleFunc registers f for method, as Handle does.
-func (m *Mux) HandleFunc(method string, f func(ctx context.Context, req *Request) (any, error)) error {
-	return m.Handle(method, HandlerFunc(f))
+func (m *Mux) HandleFunc(method string, f func(ctx context.Context, req *Request) (any, error)) {
+	m.Handle(method, HandlerFunc(f))
 }
 
 // ServeRPC dispatches req to the handler registered for its method.
@@ -85,4 +85,15 @@ type peerKey struct{}
 func PeerFromContext(ctx context.Context) *Peer {
 	p, _ := ctx.Value(peerKey{}).(*Peer)
 	return p
+}
+
+// RequestFromContext returns the request that the handler whose ctx this is
+// (or a ctx derived from it) serves: its id and method, for a typed handler
+// that wants them (a progress token, a log line). It returns nil for any
+// other ctx. The handler must not change the Request.
+func RequestFromContext(ctx context.Context) *Request {
+	if h, _ := ctx.Value(handlerKey{}).(*handlerCtx); h != nil {
+		return h.req
+	}
+	return nil
 }

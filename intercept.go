@@ -55,7 +55,7 @@ func (p *Peer) intercept(info *CallInfo, inner Invoker) Invoker {
 
 // invokerResult turns a reply, or the failure to get one, into what an
 // outbound Invoker returns.
-func invokerResult(resp *Response, err error) (any, error) {
+func invokerResult(resp *response, err error) (any, error) {
 	switch {
 	case err != nil:
 		return nil, err

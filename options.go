@@ -1,13 +1,37 @@
 package jsonrpc
 
 import (
+	"math"
+	"context"
 	"log/slog"
 	"time"
 )
 
 // Options configure a Peer. The zero value, and a nil *Options, give the
 // defaults each field documents.
+//
+// Every limit and timeout follows one convention: zero means the default
+// the field documents, and a negative value turns the limit or the timeout
+// off.
 type Options struct {
+	// Handler serves the requests the other side sends. Default: none, so
+	// every call is answered with Method not found (a client that serves
+	// nothing).
+	Handler Handler
+
+	// OnConnect, if set, is called with the Peer before it reads its first
+	// message, so that what it sets up (a Group membership, say) is in
+	// place for the first request.
+	OnConnect func(*Peer)
+
+	// BaseContext is the context the Peer's handlers' contexts derive
+	// from: they carry its values (the authenticated user that HTTP
+	// middleware put in a request's context, say), but not its deadline
+	// or cancellation; they end with the connection. Default:
+	// context.Background(). ws.Server sets it to each upgrade request's
+	// context.
+	BaseContext context.Context
+
 	// Logger receives what the Peer cannot report to a caller: dropped
 	// replies, handler panics, notification errors. Default: silent.
 	Logger *slog.Logger
@@ -65,15 +89,15 @@ type Options struct {
 	// as LSP rely on.
 	ConcurrentNotifications bool
 
-	// CancelMethod names the notification that cancels a call, in both
-	// directions: the Peer sends it with params {"id": ID} when a Call's ctx
-	// ends before its reply, and cancels the ctx of the handler whose id an
-	// incoming one names. Default: "$/cancelRequest", as LSP defines it.
-	CancelMethod string
-
-	// NoCancel stops the Peer from sending CancelMethod notifications. An
-	// incoming one still cancels its handler.
-	NoCancel bool
+	// Cancel is the cancellation dialect of the protocol spoken: when a
+	// Call's ctx ends before its reply, the Peer sends the dialect's
+	// notification, and an incoming one cancels the ctx of the handler it
+	// names. The JSON-RPC specification defines none, so by default
+	// (nil) a Peer sends none and recognises none: a server that knows
+	// neither dialect would answer one with an error, or take it for a
+	// method of its own. Set LSPCancel or MCPCancel, or a dialect of your
+	// own.
+	Cancel *CancelDialect
 
 	// DrainTimeout bounds how long the Peer keeps serving after the remote
 	// side ends its stream cleanly (io.EOF, as when a client closes a
@@ -100,6 +124,21 @@ type Options struct {
 	MapError func(error) *Error
 }
 
+// noLimit is what a negative limit becomes: more than can be reached, with
+// room to be doubled.
+const noLimit = math.MaxInt / 4
+
+// limit applies the convention: zero is def, negative is no limit.
+func limit(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return noLimit
+	}
+	return v
+}
+
 // withDefaults returns a copy of o with every zero field set to its default.
 func (o *Options) withDefaults() Options {
 	var c Options
@@ -109,30 +148,13 @@ func (o *Options) withDefaults() Options {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.MaxConcurrent <= 0 {
-		c.MaxConcurrent = 64
-	}
-	if c.MaxQueued <= 0 {
-		c.MaxQueued = 4096
-	}
-	if c.MaxQueuedBytes <= 0 {
-		c.MaxQueuedBytes = 4 << 20
-	}
-	if c.MaxOutboundBytes <= 0 {
-		c.MaxOutboundBytes = 4 << 20
-	}
-	if c.MaxPending <= 0 {
-		c.MaxPending = 10000
-	}
-	if c.MaxBatch == 0 {
-		c.MaxBatch = 1000
-	}
-	if c.BatchConcurrency <= 0 {
-		c.BatchConcurrency = 16
-	}
-	if c.CancelMethod == "" {
-		c.CancelMethod = "$/cancelRequest"
-	}
+	c.MaxConcurrent = limit(c.MaxConcurrent, 64)
+	c.MaxQueued = limit(c.MaxQueued, 4096)
+	c.MaxQueuedBytes = limit(c.MaxQueuedBytes, 4<<20)
+	c.MaxOutboundBytes = limit(c.MaxOutboundBytes, 4<<20)
+	c.MaxPending = limit(c.MaxPending, 10000)
+	c.MaxBatch = limit(c.MaxBatch, 1000)
+	c.BatchConcurrency = limit(c.BatchConcurrency, 16)
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = time.Second
 	}

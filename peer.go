@@ -75,13 +75,20 @@ type Peer struct {
 // errLocalClose is the cause recorded when Close ends the connection.
 var errLocalClose = errors.New("closed locally")
 
-// NewPeer starts a Peer on conn and serves inbound requests with h (nil
-// answers every call with Method not found). It starts reading at once. The
-// Peer owns conn from now on and closes it when the connection ends.
-func NewPeer(conn Conn, h Handler, opts *Options) *Peer {
-	p := newPeer(conn, h, opts)
+// NewPeer starts a Peer on conn, configured by opts (optional: at most one;
+// none gives the defaults, a client that serves no methods), and starts
+// reading at once. The Peer owns conn from now on and closes it when the
+// connection ends.
+//
+//	p := jsonrpc.NewPeer(conn)                                // a client
+//	p := jsonrpc.NewPeer(conn, jsonrpc.Options{Handler: mux}) // serving mux
+func NewPeer(conn Conn, opts ...Options) *Peer {
+	p := newPeer(conn, opts)
 	p.wg.Add(1)
 	p.readStarted.Store(true)
+	if p.opts.OnConnect != nil {
+		p.opts.OnConnect(p)
+	}
 	go p.readLoop()
 	return p
 }
@@ -90,13 +97,12 @@ func NewPeer(conn Conn, h Handler, opts *Options) *Peer {
 // goroutine, and returns Wait's result once the connection has ended and
 // every handler has returned: a server that gives each connection a
 // goroutine of its own (an http.Handler, say) spends no second one on the
-// read loop. ready, if not nil, is called with the Peer before anything is
-// read, so that what it sets up is in place for the first request.
-func Serve(conn Conn, h Handler, opts *Options, ready func(*Peer)) error {
-	p := newPeer(conn, h, opts)
-	p.wg.Add(1) // the read loop's, from now: ready may start goroutines or Wait
-	if ready != nil {
-		ready(p)
+// read loop. Options.OnConnect gets the Peer before anything is read.
+func Serve(conn Conn, opts ...Options) error {
+	p := newPeer(conn, opts)
+	p.wg.Add(1) // the read loop's, from now: OnConnect may start goroutines or Wait
+	if p.opts.OnConnect != nil {
+		p.opts.OnConnect(p)
 	}
 	p.readStarted.Store(true)
 	p.readLoop()
@@ -104,11 +110,18 @@ func Serve(conn Conn, h Handler, opts *Options, ready func(*Peer)) error {
 }
 
 // newPeer sets up a Peer that does not read yet.
-func newPeer(conn Conn, h Handler, opts *Options) *Peer {
+func newPeer(conn Conn, opts []Options) *Peer {
+	if len(opts) > 1 {
+		panic("jsonrpc: more than one Options")
+	}
+	var o Options
+	if len(opts) == 1 {
+		o = opts[0]
+	}
 	p := &Peer{
 		conn:     conn,
-		handler:  h,
-		opts:     opts.withDefaults(),
+		handler:  o.Handler,
+		opts:     o.withDefaults(),
 		readDone: make(chan struct{}),
 		eofSeen:  make(chan struct{}),
 		done:     make(chan struct{}),
@@ -117,7 +130,13 @@ func newPeer(conn Conn, h Handler, opts *Options) *Peer {
 	if p.handler == nil {
 		p.handler = NewMux()
 	}
-	p.ctx, p.cancel = context.WithCancel(context.WithValue(context.Background(), peerKey{}, p))
+	base := p.opts.BaseContext
+	if base == nil {
+		base = context.Background()
+	}
+	// Its values only: the handlers end with the connection, not with the
+	// request that opened it, say.
+	p.ctx, p.cancel = context.WithCancel(context.WithValue(context.WithoutCancel(base), peerKey{}, p))
 	p.pending.max = p.opts.MaxPending
 	p.inbound.init(p)
 	p.out.init(p)
@@ -303,7 +322,7 @@ func (p *Peer) newID() ID { return ID{raw: strconv.FormatInt(p.nextID.Add(1), 10
 // result into result (nil to discard it). It blocks until the reply arrives,
 // ctx ends or the connection ends. An error reply is returned as an *Error.
 // When ctx ends first, the call is forgotten (a late reply is dropped) and a
-// cancel notification is sent unless Options.NoCancel.
+// cancel notification is sent in Options.Cancel's dialect, if set.
 //
 // A handler calling its own Peer with its ctx (or one derived from it) gives
 // up its handler slot while it waits for the reply, so that the remote side
@@ -335,13 +354,13 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 	if err != nil {
 		return err
 	}
-	return decodeResult(&Response{Result: rawRes}, result)
+	return decodeResult(&response{Result: rawRes}, result)
 }
 
 // roundTrip sends a request and waits for its reply, ctx or the end of the
 // connection. A handler's slot is given back for the whole wait, room in
 // the outbound queue included.
-func (p *Peer) roundTrip(ctx context.Context, id ID, method string, params json.RawMessage) (*Response, error) {
+func (p *Peer) roundTrip(ctx context.Context, id ID, method string, params json.RawMessage) (*response, error) {
 	ch, err := p.pending.add(id)
 	if err != nil {
 		return nil, err
@@ -362,7 +381,7 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, method string, params json.
 			return nil, err
 		}
 	}
-	var resp *Response
+	var resp *response
 	select {
 	case resp = <-ch:
 	case <-ctx.Done():
@@ -381,7 +400,7 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, method string, params json.
 
 // delivered turns what the pending table delivered into a reply or the
 // connection's end error.
-func (p *Peer) delivered(resp *Response) (*Response, error) {
+func (p *Peer) delivered(resp *response) (*response, error) {
 	switch {
 	case resp == nil:
 		return nil, p.closedErr()
@@ -393,7 +412,7 @@ func (p *Peer) delivered(resp *Response) (*Response, error) {
 
 // decodeResult returns the reply's error, or unmarshals its result into
 // result (unless result is nil).
-func decodeResult(resp *Response, result any) error {
+func decodeResult(resp *response, result any) error {
 	switch {
 	case resp.Error != nil:
 		return resp.Error
@@ -411,12 +430,12 @@ func decodeResult(resp *Response, result any) error {
 // writes next; when the remote side leaves even the control budget unread,
 // they are dropped: a cancellation is advice.
 func (p *Peer) sendCancel(ids ...ID) {
-	if p.opts.NoCancel {
+	c := p.opts.Cancel
+	if c == nil {
 		return
 	}
 	for _, id := range ids {
-		params := append(append([]byte(`{"id":`), id.raw...), '}')
-		if !p.out.control(appendRequest(nil, ID{}, p.opts.CancelMethod, params)) {
+		if !p.out.control(appendRequest(nil, ID{}, c.Method, c.Params(id))) {
 			p.log.Debug("jsonrpc: cancel notification not sent: the remote side is not reading", "id", id.raw)
 			return
 		}

@@ -11,7 +11,7 @@ import (
 type pendingTable struct {
 	max    int // calls pending at once; 0 is no limit
 	mu     sync.Mutex
-	calls  map[ID]chan *Response
+	calls  map[ID]chan *response
 	closed error // non-nil once the connection has ended
 
 	// The ids of calls whose callers stopped waiting, the last
@@ -43,8 +43,8 @@ func (t *pendingTable) len() int {
 // reply, or nil when the connection ended (err then says why). add fails
 // with that error once the table is closed, and with ErrTooManyPending
 // while max calls are pending.
-func (t *pendingTable) add(id ID) (chan *Response, error) {
-	ch := replyChans.Get().(chan *Response)
+func (t *pendingTable) add(id ID) (chan *response, error) {
+	ch := replyChans.Get().(chan *response)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed != nil {
@@ -54,7 +54,7 @@ func (t *pendingTable) add(id ID) (chan *Response, error) {
 		return nil, ErrTooManyPending
 	}
 	if t.calls == nil {
-		t.calls = make(map[ID]chan *Response)
+		t.calls = make(map[ID]chan *response)
 	}
 	t.calls[id] = ch
 	return ch, nil
@@ -63,11 +63,11 @@ func (t *pendingTable) add(id ID) (chan *Response, error) {
 // replyChans recycles the channels calls wait on: one is used for one
 // outcome, so once that outcome has been received, or once forget has taken
 // the call out before any outcome, nothing will send on it again.
-var replyChans = sync.Pool{New: func() any { return make(chan *Response, 1) }}
+var replyChans = sync.Pool{New: func() any { return make(chan *response, 1) }}
 
 // release gives back a call's channel once it is known to be empty for
 // good: its one outcome was received, or forget reported it never came.
-func (t *pendingTable) release(ch chan *Response) { replyChans.Put(ch) }
+func (t *pendingTable) release(ch chan *response) { replyChans.Put(ch) }
 
 // Outcomes of deliver.
 const (
@@ -78,7 +78,7 @@ const (
 
 // deliver hands a reply to the call waiting for its id, and says whom it
 // reached.
-func (t *pendingTable) deliver(r *Response) int {
+func (t *pendingTable) deliver(r *response) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ch, ok := t.calls[r.ID]

@@ -17,7 +17,7 @@ func TestPendingExactlyOnce(t *testing.T) {
 		var tab pendingTable
 		const n = 200
 		ids := make([]ID, n)
-		chans := make([]<-chan *Response, n)
+		chans := make([]<-chan *response, n)
 		for i := range ids {
 			ids[i] = Int64ID(int64(i))
 			ch, err := tab.add(ids[i])
@@ -32,13 +32,13 @@ func TestPendingExactlyOnce(t *testing.T) {
 			wg.Add(3)
 			go func() {
 				defer wg.Done()
-				if tab.deliver(&Response{ID: ids[i]}) == replyDelivered {
+				if tab.deliver(&response{ID: ids[i]}) == replyDelivered {
 					delivered.Add(1)
 				}
 			}()
 			go func() {
 				defer wg.Done()
-				if tab.deliver(&Response{ID: ids[i]}) == replyDelivered { // a duplicate reply
+				if tab.deliver(&response{ID: ids[i]}) == replyDelivered { // a duplicate reply
 					delivered.Add(1)
 				}
 			}()
@@ -79,7 +79,7 @@ func TestPendingExactlyOnce(t *testing.T) {
 		if _, err := tab.add(Int64ID(-1)); err != closeErr || tab.err() != closeErr {
 			t.Fatalf("add after close: %v", err)
 		}
-		if tab.deliver(&Response{ID: ids[0]}) == replyDelivered || tab.forget(ids[0]) {
+		if tab.deliver(&response{ID: ids[0]}) == replyDelivered || tab.forget(ids[0]) {
 			t.Fatal("a closed table still holds calls")
 		}
 		tab.close(errors.New("again")) // no effect

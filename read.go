@@ -84,7 +84,7 @@ func (p *Peer) route(data []byte) {
 		switch {
 		case m.resp != nil:
 			p.receive(m)
-		case m.invalid == nil && m.req.IsNotification() && m.req.Method == p.opts.CancelMethod:
+		case m.invalid == nil && m.req.IsNotification() && p.opts.Cancel != nil && m.req.Method == p.opts.Cancel.Method:
 			cancels = append(cancels, m.req.Params)
 		default:
 			work = append(work, m)
@@ -160,7 +160,7 @@ func (p *Peer) receive(m message) {
 		return
 	}
 	// A malformed reply to a pending call fails that call at once, with
-	// what was received (Response.invalid).
+	// what was received (response.invalid).
 	switch p.pending.deliver(m.resp) {
 	case replyLate: // the answer to a call whose caller left: expected
 		p.log.Debug("jsonrpc: dropped a late reply to a call given up", "id", m.resp.ID.raw)
@@ -208,15 +208,4 @@ func (p *Peer) replyNow(msg []byte) {
 	if !p.out.control(msg) && p.endErr.Load() == nil {
 		p.end(fmt.Errorf("%w: %d bytes of replies to refused messages unread", ErrSlowConsumer, maxControlBytes))
 	}
-}
-
-// cancelID returns the id named by cancel params {"id": ID}.
-func cancelID(params json.RawMessage) (ID, bool) {
-	var c struct {
-		ID *ID `json:"id"`
-	}
-	if json.Unmarshal(params, &c) != nil || c.ID == nil {
-		return ID{}, false
-	}
-	return *c.ID, true
 }

@@ -79,6 +79,7 @@ func (p *Peer) serve(t *task) []byte {
 	if t.msg.invalid != nil {
 		return appendErrorResponse(nil, req.ID, t.msg.invalid)
 	}
+	t.ctx.req = req // for RequestFromContext
 	var result any
 	var err error
 	if t.ctx.Err() != nil {

@@ -42,8 +42,8 @@ func Typed[P, R any](fn func(context.Context, P) (R, error)) Handler {
 }
 
 // Register registers Typed(fn) on m for method, as m.Handle does.
-func Register[P, R any](m *Mux, method string, fn func(context.Context, P) (R, error)) error {
-	return m.Handle(method, Typed(fn))
+func Register[P, R any](m *Mux, method string, fn func(context.Context, P) (R, error)) {
+	m.Handle(method, Typed(fn))
 }
 
 // paramsDecoder decodes params into one type, planned once per handler.

@@ -23,8 +23,8 @@ type Request struct {
 // will be sent for it.
 func (r *Request) IsNotification() bool { return r.ID.IsZero() }
 
-// Response is the outcome of a call: a raw Result, or an Error.
-type Response struct {
+// response is the outcome of a call: a raw Result, or an Error.
+type response struct {
 	ID     ID
 	Result json.RawMessage
 	Error  *Error
@@ -36,7 +36,7 @@ type Response struct {
 // response, or something invalid that gets an error reply.
 type message struct {
 	req     Request
-	resp    *Response
+	resp    *response
 	invalid *Error // non-nil: reply with this error under req.ID (or null)
 }
 
@@ -173,7 +173,7 @@ func (d *decoder) request(m *members) message {
 // other one ("error": null beside a result, or "result": null beside an
 // error), and an error object without a message (read as "").
 func decodeResponse(m *members, obj []byte) message {
-	resp := &Response{}
+	resp := &response{}
 	bad := func(why string) message {
 		resp.invalid = newInvalidResponse(why, obj)
 		return message{resp: resp, invalid: &Error{Code: CodeInvalidRequest, Message: "invalid response: " + why}}

@@ -11,8 +11,13 @@ import (
 	"github.com/peerwire/jsonrpc"
 )
 
-// DialOptions configure Dial.
+// DialOptions configure Dial. The zero value dials with the defaults.
 type DialOptions struct {
+	// Peer configures the Peer: its Handler (for the methods the server
+	// calls back), limits and Logger.
+	Peer jsonrpc.Options
+
+	// Options configure the WebSocket connection.
 	Options
 
 	// HTTPClient makes the upgrade request. Default: http.DefaultClient.
@@ -24,13 +29,13 @@ type DialOptions struct {
 }
 
 // Dial connects to the WebSocket JSON-RPC server at url (ws:// or wss://)
-// and returns a Peer on the connection that serves h (nil: no methods).
-// ctx bounds the handshake only; the connection lives until Close.
-func Dial(ctx context.Context, url string, h jsonrpc.Handler, opts *DialOptions) (*jsonrpc.Peer, error) {
-	var o DialOptions
-	if opts != nil {
-		o = *opts
-	}
+// and returns a Peer on the connection, configured by opts (optional: at
+// most one). ctx bounds the handshake only; the connection lives until
+// Close.
+//
+//	peer, err := ws.Dial(ctx, "ws://127.0.0.1:8080/rpc")
+func Dial(ctx context.Context, url string, opts ...DialOptions) (*jsonrpc.Peer, error) {
+	o := oneOf(opts)
 	client := http.DefaultClient
 	if o.HTTPClient != nil {
 		client = o.HTTPClient
@@ -50,7 +55,7 @@ func Dial(ctx context.Context, url string, h jsonrpc.Handler, opts *DialOptions)
 	if rt.conn != nil {
 		drop = rt.conn.Close
 	}
-	return jsonrpc.NewPeer(newConn(c, drop, &o.Options), h, o.Peer), nil
+	return jsonrpc.NewPeer(newConn(c, drop, &o.Options), o.Peer), nil
 }
 
 // upgradeRecorder keeps the connection of the upgrade response, which

@@ -1,10 +1,6 @@
 package ws
 
-import (
-	"time"
-
-	"github.com/peerwire/jsonrpc"
-)
+import "time"
 
 // Defaults of Options.
 const (
@@ -13,12 +9,10 @@ const (
 	DefaultPingTimeout    = 15 * time.Second
 )
 
-// Options configure a WebSocket connection and the Peer on it. The zero
-// value, and a nil *Options, give the defaults each field documents.
+// Options configure a WebSocket connection. The zero value, and a nil
+// *Options, give the defaults each field documents; a negative duration
+// turns that behaviour off.
 type Options struct {
-	// Peer configures the Peer on the connection.
-	Peer *jsonrpc.Options
-
 	// MaxMessageSize caps an incoming message, as in the stdio transport.
 	// A larger message closes the connection with status 1009 (message too
 	// big): a WebSocket message cannot be skipped. Default:
@@ -55,4 +49,15 @@ func (o *Options) withDefaults() Options {
 		c.PingTimeout = DefaultPingTimeout
 	}
 	return c
+}
+
+// oneOf returns the one DialOptions given, or the zero value.
+func oneOf(opts []DialOptions) DialOptions {
+	switch len(opts) {
+	case 0:
+		return DialOptions{}
+	case 1:
+		return opts[0]
+	}
+	panic("ws: more than one DialOptions")
 }

@@ -5,7 +5,6 @@ package ws
 import (
 	"bufio"
 	"context"
-	"errors"
 	"maps"
 	"net"
 	"net/http"
@@ -15,22 +14,31 @@ import (
 	"github.com/peerwire/jsonrpc"
 )
 
-// ErrServerClosed is returned by Accept on a Server that is shutting down.
-var ErrServerClosed = errors.New("ws: server closed")
-
 // Server is an http.Handler that upgrades each request to a WebSocket and
-// runs a Peer on it serving Handler, until the connection ends. Mount it on
-// any http.ServeMux. The zero value serves with the defaults; set the fields
-// before the first request.
+// runs a Peer on it, configured by Peer (its Handler serves the requests),
+// until the connection ends. Mount it on any http.ServeMux, behind the
+// middleware that authenticates the request: the handlers' contexts carry
+// the request's context values (see BaseContext). The zero value serves
+// with the defaults; set the fields before the first request.
+//
+//	http.Handle("/rpc", &ws.Server{Peer: jsonrpc.Options{Handler: mux}})
 //
 // Call Shutdown when the http.Server shuts down: http.Server.Shutdown does
 // not know about upgraded connections.
 type Server struct {
-	// Handler serves each connection's inbound requests.
-	Handler jsonrpc.Handler
+	// Peer configures each connection's Peer: its Handler, limits and
+	// Logger. Its BaseContext and OnConnect are set by the Server (see
+	// BaseContext and OnConnect below).
+	Peer jsonrpc.Options
 
-	// Options configure each connection and its Peer.
-	Options Options
+	// Options configure each WebSocket connection.
+	Options
+
+	// BaseContext returns the context whose values a connection's handlers
+	// see. Default: the upgrade request's context, so that what HTTP
+	// middleware put there (the authenticated user) reaches every handler
+	// of the connection through its ctx. Its cancellation is not inherited.
+	BaseContext func(r *http.Request) context.Context
 
 	// OriginPatterns lists the host patterns of other origins allowed to
 	// connect, matched as coder/websocket's AcceptOptions.OriginPatterns
@@ -47,6 +55,11 @@ type Server struct {
 	// anything, for example to add it to a jsonrpc.Group. The Peer leaves any Group
 	// by itself when its connection ends.
 	OnConnect func(p *jsonrpc.Peer, r *http.Request)
+
+	// OnDisconnect, if set, is called once a connection has ended and its
+	// handlers have returned, with the Peer and why it ended (nil for a
+	// clean end, as Peer.Wait returns).
+	OnDisconnect func(p *jsonrpc.Peer, cause error)
 
 	mu      sync.Mutex
 	conns   map[*jsonrpc.Peer]*Conn
@@ -72,7 +85,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// and which stays with the connection anyway: no second one per
 	// connection. OnConnect runs before anything is read.
 	var tracked *jsonrpc.Peer
-	jsonrpc.Serve(c, s.Handler, s.Options.Peer, func(p *jsonrpc.Peer) {
+	o := s.Peer
+	o.BaseContext = r.Context()
+	if s.BaseContext != nil {
+		o.BaseContext = s.BaseContext(r)
+	}
+	o.OnConnect = func(p *jsonrpc.Peer) {
 		if !s.track(p, c) {
 			c.SetCloseStatus(websocket.StatusGoingAway, "server shutting down")
 			p.Close()
@@ -82,9 +100,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s.OnConnect != nil {
 			s.OnConnect(p, r)
 		}
-	})
+	}
+	cause := jsonrpc.Serve(c, o)
 	if tracked != nil {
 		s.untrack(tracked)
+		if s.OnDisconnect != nil {
+			s.OnDisconnect(tracked, cause)
+		}
 	}
 }
 
@@ -92,15 +114,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // origin policy, for callers that run the Peer themselves. On failure it has
 // already written an HTTP error reply.
 func (s *Server) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
-	return Accept(w, r, &s.Options, s.OriginPatterns)
-}
-
-// Accept upgrades a request to a WebSocket Conn, accepting only same-origin
-// browser requests unless originPatterns allow others. On failure it has
-// already written an HTTP error reply.
-func Accept(w http.ResponseWriter, r *http.Request, opts *Options, originPatterns []string) (*Conn, error) {
-	o := opts.withDefaults()
-	ao := &websocket.AcceptOptions{OriginPatterns: originPatterns}
+	o := s.Options.withDefaults()
+	ao := &websocket.AcceptOptions{OriginPatterns: s.OriginPatterns}
 	if o.Compression {
 		ao.CompressionMode = websocket.CompressionNoContextTakeover
 	}

@@ -70,8 +70,7 @@ func runChild() error {
 		}
 		return n, nil
 	})
-	p := jsonrpc.NewPeer(stdio.Stdio(nil), mux, nil)
-	return p.Wait()
+	return jsonrpc.Serve(stdio.Stdio(nil), jsonrpc.Options{Handler: mux})
 }
 
 func runParent() error {
@@ -92,7 +91,7 @@ func runParent() error {
 		fmt.Printf("  progress: word %d\n", p.Word)
 		return nil, nil
 	})
-	peer := jsonrpc.NewPeer(conn, mux, nil)
+	peer := jsonrpc.NewPeer(conn, jsonrpc.Options{Handler: mux})
 	defer peer.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

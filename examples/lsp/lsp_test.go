@@ -66,11 +66,13 @@ func start(t *testing.T, args ...string) *editor {
 	}
 	e.conn = conn
 	mux := jsonrpc.NewMux()
-	must(jsonrpc.Register(mux, methodPublishDiagnostics, func(ctx context.Context, p PublishDiagnosticsParams) (any, error) {
+	jsonrpc.Register(mux, methodPublishDiagnostics, func(ctx context.Context, p PublishDiagnosticsParams) (any, error) {
 		e.update(func() { e.diags = append(e.diags, p) })
 		return nil, nil
-	}))
-	e.peer = jsonrpc.NewPeer(tapConn{conn, e}, mux, &jsonrpc.Options{
+	})
+	e.peer = jsonrpc.NewPeer(tapConn{conn, e}, jsonrpc.Options{
+		Handler:      mux,
+		Cancel:       jsonrpc.LSPCancel, // TestCancel relies on it
 		Interceptors: []jsonrpc.Interceptor{e.noteCall},
 	})
 	t.Cleanup(e.stop)

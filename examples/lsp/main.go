@@ -102,10 +102,12 @@ func listen(conn jsonrpc.Conn, log *slog.Logger) (*server, *jsonrpc.Peer) {
 	srv := newServer(log)
 	mux := jsonrpc.NewMux()
 	srv.register(mux)
-	peer := jsonrpc.NewPeer(conn, mux, &jsonrpc.Options{
-		Logger:       log,
-		MaxBatch:     maxBatch,
-		CancelMethod: methodCancelRequest, // the default, named for the reader
+	peer := jsonrpc.NewPeer(conn, jsonrpc.Options{
+		Handler:  mux,
+		Logger:   log,
+		MaxBatch: maxBatch,
+		// LSP's $/cancelRequest, both ways: the default is no dialect.
+		Cancel: jsonrpc.LSPCancel,
 		// Notifications stay ordered (no ConcurrentNotifications): the
 		// server relies on it, see didOpen in server.go.
 		//

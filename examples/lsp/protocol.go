@@ -17,7 +17,6 @@ const (
 	methodInitialized        = "initialized"
 	methodShutdown           = "shutdown"
 	methodExit               = "exit"
-	methodCancelRequest      = "$/cancelRequest"
 	methodDidOpen            = "textDocument/didOpen"
 	methodDidChange          = "textDocument/didChange"
 	methodDidClose           = "textDocument/didClose"

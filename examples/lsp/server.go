@@ -56,21 +56,15 @@ func newServer(log *slog.Logger) *server {
 
 // register adds the server's methods to mux.
 func (s *server) register(mux *jsonrpc.Mux) {
-	must(jsonrpc.Register(mux, methodInitialize, s.initialize))
-	must(jsonrpc.Register(mux, methodInitialized, s.initialized))
-	must(jsonrpc.Register(mux, methodShutdown, s.shutdown))
-	must(jsonrpc.Register(mux, methodExit, s.exitNotification))
-	must(jsonrpc.Register(mux, methodDidOpen, s.didOpen))
-	must(jsonrpc.Register(mux, methodDidChange, s.didChange))
-	must(jsonrpc.Register(mux, methodDidClose, s.didClose))
-	must(jsonrpc.Register(mux, methodHover, s.hover))
-	must(jsonrpc.Register(mux, methodSlowCount, s.slowCount))
-}
-
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
+	jsonrpc.Register(mux, methodInitialize, s.initialize)
+	jsonrpc.Register(mux, methodInitialized, s.initialized)
+	jsonrpc.Register(mux, methodShutdown, s.shutdown)
+	jsonrpc.Register(mux, methodExit, s.exitNotification)
+	jsonrpc.Register(mux, methodDidOpen, s.didOpen)
+	jsonrpc.Register(mux, methodDidChange, s.didChange)
+	jsonrpc.Register(mux, methodDidClose, s.didClose)
+	jsonrpc.Register(mux, methodHover, s.hover)
+	jsonrpc.Register(mux, methodSlowCount, s.slowCount)
 }
 
 // current returns the phase the server is in.

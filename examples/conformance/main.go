@@ -22,6 +22,11 @@
 // jsonrpc.Options.DrainTimeout), so `printf '…' | conformance` gets its
 // replies. Usage errors exit with status 2, a connection that fails (such
 // as input ending inside a message) with 1.
+//
+// Calls are cancelled as LSP cancels them, on every transport:
+// {"method":"$/cancelRequest","params":{"id":ID}} cancels the inbound call
+// ID (sleep answers Request cancelled), and the server sends one for a call
+// of its own (see callback) that it stops waiting for.
 package main
 
 import (
@@ -100,13 +105,22 @@ func run(args []string, stderr io.Writer) int {
 // ctx is done, and waits for every handler to return. Every transport goes
 // through it.
 func serve(ctx context.Context, conn jsonrpc.Conn, log *slog.Logger) error {
-	peer := jsonrpc.NewPeer(conn, newMux(), &jsonrpc.Options{Logger: log})
+	peer := jsonrpc.NewPeer(conn, peerOptions(log))
 	stop := context.AfterFunc(ctx, func() { peer.Close() })
 	defer stop()
 	log.Info("conformance: serving")
 	err := peer.Wait()
 	log.Info("conformance: connection ended", "err", err)
 	return err
+}
+
+// peerOptions configures the Peer of every connection.
+func peerOptions(log *slog.Logger) jsonrpc.Options {
+	return jsonrpc.Options{
+		Handler: newMux(),
+		Logger:  log,
+		Cancel:  jsonrpc.LSPCancel, // what the suites (and vscode-jsonrpc) send and expect
+	}
 }
 
 // newLogger returns a text logger on w at the named level.

@@ -64,7 +64,7 @@ func TestHostileClientMemoryBounded(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
-	good, err := ws.Dial(ctx, url, nil, nil)
+	good, err := ws.Dial(ctx, url)
 	if err != nil {
 		t.Fatalf("dial the well-behaved client: %v", err)
 	}

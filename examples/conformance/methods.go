@@ -24,29 +24,24 @@ const CodeFail = -32001
 // newMux returns a Mux serving exactly the conformance methods.
 func newMux() *jsonrpc.Mux {
 	m := jsonrpc.NewMux()
-	must := func(err error) {
-		if err != nil {
-			panic(err)
-		}
-	}
-	must(jsonrpc.Register(m, "subtract", subtract))
-	must(jsonrpc.Register(m, "sum", sum))
-	must(m.HandleFunc("get_data", func(context.Context, *jsonrpc.Request) (any, error) {
+	jsonrpc.Register(m, "subtract", subtract)
+	jsonrpc.Register(m, "sum", sum)
+	m.HandleFunc("get_data", func(context.Context, *jsonrpc.Request) (any, error) {
 		return []any{"hello", 5}, nil
-	}))
+	})
 	for _, name := range []string{"update", "notify_hello", "notify_sum"} {
-		must(m.HandleFunc(name, func(context.Context, *jsonrpc.Request) (any, error) { return nil, nil }))
+		m.HandleFunc(name, func(context.Context, *jsonrpc.Request) (any, error) { return nil, nil })
 	}
-	must(m.HandleFunc("echo", echo))
-	must(m.HandleFunc("fail", func(_ context.Context, req *jsonrpc.Request) (any, error) {
+	m.HandleFunc("echo", echo)
+	m.HandleFunc("fail", func(_ context.Context, req *jsonrpc.Request) (any, error) {
 		return nil, &jsonrpc.Error{Code: CodeFail, Message: "fail", Data: req.Params}
-	}))
-	must(m.HandleFunc("panic", func(context.Context, *jsonrpc.Request) (any, error) {
+	})
+	m.HandleFunc("panic", func(context.Context, *jsonrpc.Request) (any, error) {
 		panic("conformance: the panic method panics on purpose")
-	}))
-	must(jsonrpc.Register(m, "sleep", sleep))
-	must(jsonrpc.Register(m, "callback", callback))
-	must(jsonrpc.Register(m, "notify_me", notifyMe))
+	})
+	jsonrpc.Register(m, "sleep", sleep)
+	jsonrpc.Register(m, "callback", callback)
+	jsonrpc.Register(m, "notify_me", notifyMe)
 	return m
 }
 

@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/ws"
 )
 
@@ -30,8 +29,7 @@ func serveWS(addr string, origins []string, stdout io.Writer, log *slog.Logger) 
 		return err
 	}
 	srv := &ws.Server{
-		Handler:        newMux(),
-		Options:        ws.Options{Peer: &jsonrpc.Options{Logger: log}},
+		Peer:           peerOptions(log),
 		OriginPatterns: origins,
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}

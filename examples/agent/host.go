@@ -236,39 +236,38 @@ func errNote(err error) string {
 }
 
 // handler returns the methods the host serves to the tool named name.
-func (h *host) handler(name string) (*jsonrpc.Mux, error) {
+func (h *host) handler(name string) *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
-	return mux, errors.Join(
-		jsonrpc.Register(mux, "host.readFile", func(_ context.Context, p pathParams) (fileContent, error) {
-			content, err := h.box.read(p.Path)
-			if err != nil {
-				h.out.printf("    <- %s calls host.readFile %s: refused, outside the sandbox\n", name, p.Path)
-				return fileContent{}, err
-			}
-			h.out.printf("    <- %s calls host.readFile %s: %d bytes sent\n", name, p.Path, len(content))
-			return fileContent{Content: content}, nil
-		}),
-		jsonrpc.Register(mux, "host.confirm", func(_ context.Context, p confirmParams) (bool, error) {
-			yes, why := confirm(p.Path)
-			answer := "no"
-			if yes {
-				answer = "yes"
-			}
-			h.out.printf("    <- %s calls host.confirm %q: %s (policy: %s)\n", name, p.Question, answer, why)
-			return yes, nil
-		}),
-		jsonrpc.Register(mux, "host.deleteFile", func(_ context.Context, p pathParams) (struct{}, error) {
-			// The policy holds here too, whatever the tool says it asked.
-			if yes, why := confirm(p.Path); !yes {
-				return struct{}{}, jsonrpc.NewError(CodeDeclined, why, map[string]string{"path": p.Path})
-			}
-			if err := h.box.remove(p.Path); err != nil {
-				return struct{}{}, err
-			}
-			h.out.printf("    <- %s calls host.deleteFile %s: removed from the sandbox\n", name, p.Path)
-			return struct{}{}, nil
-		}),
-	)
+	jsonrpc.Register(mux, "host.readFile", func(_ context.Context, p pathParams) (fileContent, error) {
+		content, err := h.box.read(p.Path)
+		if err != nil {
+			h.out.printf("    <- %s calls host.readFile %s: refused, outside the sandbox\n", name, p.Path)
+			return fileContent{}, err
+		}
+		h.out.printf("    <- %s calls host.readFile %s: %d bytes sent\n", name, p.Path, len(content))
+		return fileContent{Content: content}, nil
+	})
+	jsonrpc.Register(mux, "host.confirm", func(_ context.Context, p confirmParams) (bool, error) {
+		yes, why := confirm(p.Path)
+		answer := "no"
+		if yes {
+			answer = "yes"
+		}
+		h.out.printf("    <- %s calls host.confirm %q: %s (policy: %s)\n", name, p.Question, answer, why)
+		return yes, nil
+	})
+	jsonrpc.Register(mux, "host.deleteFile", func(_ context.Context, p pathParams) (struct{}, error) {
+		// The policy holds here too, whatever the tool says it asked.
+		if yes, why := confirm(p.Path); !yes {
+			return struct{}{}, jsonrpc.NewError(CodeDeclined, why, map[string]string{"path": p.Path})
+		}
+		if err := h.box.remove(p.Path); err != nil {
+			return struct{}{}, err
+		}
+		h.out.printf("    <- %s calls host.deleteFile %s: removed from the sandbox\n", name, p.Path)
+		return struct{}{}, nil
+	})
+	return mux
 }
 
 // logCalls is the host's interceptor that logs every outbound call with
@@ -311,10 +310,6 @@ type tool struct {
 
 // start starts self as the tool named name, handing it token.
 func (h *host) start(self, name, token string) (*tool, error) {
-	mux, err := h.handler(name)
-	if err != nil {
-		return nil, err
-	}
 	cmd := exec.Command(self, "-tool", name)
 	cmd.Env = append(os.Environ(), tokenEnv+"="+token)
 	conn, err := stdio.Command(cmd, &stdio.Options{Framing: stdio.Line, GracePeriod: closeGrace})
@@ -322,8 +317,10 @@ func (h *host) start(self, name, token string) (*tool, error) {
 		return nil, fmt.Errorf("starting tool %s: %w", name, err)
 	}
 	log := h.log.With("tool", name)
-	peer := jsonrpc.NewPeer(conn, mux, &jsonrpc.Options{
+	peer := jsonrpc.NewPeer(conn, jsonrpc.Options{
+		Handler:      h.handler(name),
 		Logger:       log,
+		Cancel:       jsonrpc.MCPCancel,
 		Interceptors: []jsonrpc.Interceptor{logCalls(log), addToken(token), requireToken(token)},
 	})
 	h.out.printf("  started tool %s (pid %d)\n", name, cmd.Process.Pid)

@@ -22,6 +22,12 @@
 // AGENT_TOOL_TOKEN environment variable; a tool's interceptor refuses calls
 // without it (code -32010). The host logs each of its outbound calls with
 // log/slog through an interceptor.
+//
+// Both ends cancel calls as MCP does (jsonrpc.MCPCancel): a call whose ctx
+// ends before its reply is followed by notifications/cancelled naming its
+// id, which cancels the handler's ctx on the other side, and with it any
+// callback that handler is waiting for. Cancellations carry no token: they
+// can only end a call early, never start anything.
 package main
 
 import (

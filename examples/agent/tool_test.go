@@ -44,7 +44,8 @@ func startTool(t *testing.T, name string, h jsonrpc.Handler) *toolConn {
 		t.Fatal(err)
 	}
 	tc.conn = conn
-	tc.peer = jsonrpc.NewPeer(conn, h, nil)
+	// The test plays the host, which speaks MCP's cancellation dialect.
+	tc.peer = jsonrpc.NewPeer(conn, jsonrpc.Options{Handler: h, Cancel: jsonrpc.MCPCancel})
 	t.Cleanup(func() {
 		tc.peer.Close()
 		tc.peer.Wait()
@@ -92,35 +93,30 @@ func (h *fakeHost) took() []string {
 	return c
 }
 
-func (h *fakeHost) mux(t *testing.T) *jsonrpc.Mux {
+func (h *fakeHost) mux() *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
-	err := errors.Join(
-		jsonrpc.Register(mux, "host.readFile", func(_ context.Context, p pathParams) (fileContent, error) {
-			h.record("readFile " + p.Path)
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			c, ok := h.files[p.Path]
-			if !ok {
-				return fileContent{}, notShared(p.Path)
-			}
-			return fileContent{Content: c}, nil
-		}),
-		jsonrpc.Register(mux, "host.confirm", func(_ context.Context, p confirmParams) (bool, error) {
-			h.record(fmt.Sprintf("confirm %q", p.Question))
-			yes, _ := confirm(p.Path)
-			return yes, nil
-		}),
-		jsonrpc.Register(mux, "host.deleteFile", func(_ context.Context, p pathParams) (struct{}, error) {
-			h.record("deleteFile " + p.Path)
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			delete(h.files, p.Path)
-			return struct{}{}, nil
-		}),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	jsonrpc.Register(mux, "host.readFile", func(_ context.Context, p pathParams) (fileContent, error) {
+		h.record("readFile " + p.Path)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		c, ok := h.files[p.Path]
+		if !ok {
+			return fileContent{}, notShared(p.Path)
+		}
+		return fileContent{Content: c}, nil
+	})
+	jsonrpc.Register(mux, "host.confirm", func(_ context.Context, p confirmParams) (bool, error) {
+		h.record(fmt.Sprintf("confirm %q", p.Question))
+		yes, _ := confirm(p.Path)
+		return yes, nil
+	})
+	jsonrpc.Register(mux, "host.deleteFile", func(_ context.Context, p pathParams) (struct{}, error) {
+		h.record("deleteFile " + p.Path)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.files, p.Path)
+		return struct{}{}, nil
+	})
 	return mux
 }
 
@@ -141,7 +137,7 @@ func TestFilesTool(t *testing.T) {
 		"/data/b.txt": "",
 		"/etc/passwd": "root:x:0:0::/root:/bin/sh\n",
 	}}
-	tc := startTool(t, "files", h.mux(t))
+	tc := startTool(t, "files", h.mux())
 
 	var list toolList
 	if err := tc.call(t, "tools/list", nil, &list); err != nil {
@@ -346,5 +342,40 @@ func TestFlakyCrash(t *testing.T) {
 	}
 	if st := tc.conn.ProcessState(); st == nil || st.ExitCode() != crashStatus {
 		t.Errorf("ProcessState = %v, want exit status %d", st, crashStatus)
+	}
+}
+
+// TestCancelReachesTheHost checks that host and tool speak MCP's
+// cancellation dialect (notifications/cancelled) both ways: when the host
+// stops waiting for files.read, the tool's handler is cancelled, and so is
+// the callback it was waiting on, whose handler runs in the host.
+func TestCancelReachesTheHost(t *testing.T) {
+	started, cancelled := make(chan struct{}), make(chan struct{})
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "host.readFile", func(ctx context.Context, p pathParams) (fileContent, error) {
+		close(started)
+		<-ctx.Done()
+		close(cancelled)
+		return fileContent{}, ctx.Err()
+	})
+	tc := startTool(t, "files", mux)
+
+	p := mustToken(t, pathParams{Path: "/data/slow.txt"})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- tc.peer.Call(ctx, "files.read", p, nil) }()
+	select {
+	case <-started:
+	case <-time.After(testCallTimeout):
+		t.Fatal("the tool never called host.readFile")
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("files.read after cancel: %v, want context.Canceled", err)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(testCallTimeout):
+		t.Fatal("host.readFile was not cancelled: the tool did not pass the cancellation on")
 	}
 }

@@ -90,17 +90,13 @@ var (
 // adding it to the calls the tool makes back to the host.
 func runTool(name string) error {
 	mux := jsonrpc.NewMux()
-	var err error
 	switch name {
 	case "files":
-		err = registerFiles(mux)
+		registerFiles(mux)
 	case "flaky":
-		err = registerFlaky(mux)
+		registerFlaky(mux)
 	default:
 		return usageError(fmt.Sprintf("unknown tool %q (want files or flaky)", name))
-	}
-	if err != nil {
-		return err
 	}
 	token := os.Getenv(tokenEnv)
 	if token == "" {
@@ -110,23 +106,22 @@ func runTool(name string) error {
 
 	// Standard output carries the protocol: diagnostics go to stderr.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("tool", name)
-	peer := jsonrpc.NewPeer(stdio.Stdio(&stdio.Options{Framing: stdio.Line}), mux, &jsonrpc.Options{
+	return jsonrpc.Serve(stdio.Stdio(&stdio.Options{Framing: stdio.Line}), jsonrpc.Options{
+		Handler:      mux,
 		Logger:       logger,
+		Cancel:       jsonrpc.MCPCancel,
 		Interceptors: []jsonrpc.Interceptor{addToken(token), requireToken(token)},
 	})
-	return peer.Wait()
 }
 
 // registerFiles registers the methods of the files tool.
-func registerFiles(mux *jsonrpc.Mux) error {
-	return errors.Join(
-		jsonrpc.Register(mux, "tools/list", func(context.Context, struct{}) (toolList, error) {
-			return toolList{Tools: filesTools}, nil
-		}),
-		jsonrpc.Register(mux, "files.read", filesRead),
-		jsonrpc.Register(mux, "files.delete", filesDelete),
-		jsonrpc.Register(mux, "files.peek", filesPeek),
-	)
+func registerFiles(mux *jsonrpc.Mux) {
+	jsonrpc.Register(mux, "tools/list", func(context.Context, struct{}) (toolList, error) {
+		return toolList{Tools: filesTools}, nil
+	})
+	jsonrpc.Register(mux, "files.read", filesRead)
+	jsonrpc.Register(mux, "files.delete", filesDelete)
+	jsonrpc.Register(mux, "files.peek", filesPeek)
 }
 
 // peekResult is the result of files.peek.
@@ -152,16 +147,14 @@ func filesPeek(ctx context.Context, p pathParams) (peekResult, error) {
 }
 
 // registerFlaky registers the methods of the flaky tool.
-func registerFlaky(mux *jsonrpc.Mux) error {
-	return errors.Join(
-		jsonrpc.Register(mux, "tools/list", func(context.Context, struct{}) (toolList, error) {
-			return toolList{Tools: flakyTools}, nil
-		}),
-		jsonrpc.Register(mux, "flaky.echo", func(_ context.Context, p echoParams) (echoParams, error) {
-			return p, nil
-		}),
-		jsonrpc.Register(mux, "flaky.crash", flakyCrash),
-	)
+func registerFlaky(mux *jsonrpc.Mux) {
+	jsonrpc.Register(mux, "tools/list", func(context.Context, struct{}) (toolList, error) {
+		return toolList{Tools: flakyTools}, nil
+	})
+	jsonrpc.Register(mux, "flaky.echo", func(_ context.Context, p echoParams) (echoParams, error) {
+		return p, nil
+	})
+	jsonrpc.Register(mux, "flaky.crash", flakyCrash)
 }
 
 // needPath checks that params name a path.

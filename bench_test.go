@@ -14,7 +14,7 @@ func benchPair(b *testing.B) *Peer {
 	m := NewMux()
 	Register(m, "add", func(ctx context.Context, p addParams) (int, error) { return p.A + p.B, nil })
 	c1, c2 := Pipe()
-	server, client := NewPeer(c1, m, nil), NewPeer(c2, nil, nil)
+	server, client := NewPeer(c1, Options{Handler: m}), NewPeer(c2)
 	b.Cleanup(func() {
 		client.Close()
 		server.Close()

@@ -41,6 +41,9 @@ func parseWire(t testing.TB, b []byte) wire {
 	return w
 }
 
+// lsp is the Options of the tests that use LSP's cancellation dialect.
+var lsp = &Options{Cancel: LSPCancel}
+
 // TestCallTimeout: a Call whose ctx ends returns promptly, the remote is
 // told to cancel that id, and a late reply to it is dropped rather than
 // handed to a later call.
@@ -50,9 +53,11 @@ func TestCallTimeout(t *testing.T) {
 		opts   *Options
 		cancel string // "" when no cancel notification must be sent
 	}{
-		{"default", nil, "$/cancelRequest"},
-		{"renamed", &Options{CancelMethod: "cancel/please"}, "cancel/please"},
-		{"NoCancel", &Options{NoCancel: true}, ""},
+		{"LSP", &Options{Cancel: LSPCancel}, "$/cancelRequest"},
+		{"MCP", &Options{Cancel: MCPCancel}, "notifications/cancelled"},
+		{"own dialect", &Options{Cancel: &CancelDialect{Method: "cancel/please",
+			Params: LSPCancel.Params, ID: LSPCancel.ID}}, "cancel/please"},
+		{"none by default", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, r := newRaw(t, nil, tc.opts)
@@ -75,7 +80,10 @@ func TestCallTimeout(t *testing.T) {
 				if c.Method != tc.cancel || c.ID != nil {
 					t.Fatalf("cancel notification: %+v", c)
 				}
-				assertJSON(t, c.Params, fmt.Sprintf(`{"id":%s}`, req.ID))
+				id, ok := tc.opts.Cancel.ID(c.Params)
+				if !ok || id.raw != string(req.ID) {
+					t.Errorf("cancel params %s name %v, want id %s", c.Params, id, req.ID)
+				}
 			}
 			// The late reply, then a new call that must get its own result.
 			r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":"late"}`, req.ID))
@@ -98,7 +106,7 @@ func TestCallTimeout(t *testing.T) {
 // TestBatchTimeoutCancelsOutstanding: the elements without a reply when the
 // batch's ctx ends are cancelled, the answered ones are not.
 func TestBatchTimeoutCancelsOutstanding(t *testing.T) {
-	p, r := newRaw(t, nil, nil)
+	p, r := newRaw(t, nil, lsp)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
@@ -131,7 +139,7 @@ func TestIncomingCancel(t *testing.T) {
 	}})
 	for _, tc := range []struct{ name, id string }{{"number", "7"}, {"string", `"x\"y"`}} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, r := newRaw(t, h, nil)
+			_, r := newRaw(t, h, lsp)
 			r.send(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"block"}`)
 			within(t, entered, "the handler")
 			r.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":99}}`) // no such call
@@ -151,7 +159,7 @@ func TestCancelBetweenPeers(t *testing.T) {
 		cancelled <- ctx.Err()
 		return nil, ctx.Err()
 	}})
-	a, _ := newPair(t, nil, h, nil, nil)
+	a, _ := newPair(t, nil, h, lsp, lsp)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	if err := a.Call(ctx, "block", nil, nil); !errors.Is(err, context.DeadlineExceeded) {
@@ -179,7 +187,7 @@ func TestCancelQueuedCall(t *testing.T) {
 		}
 		return "ok", nil
 	})
-	_, r := newRaw(t, h, &Options{MaxConcurrent: 1})
+	_, r := newRaw(t, h, &Options{MaxConcurrent: 1, Cancel: LSPCancel})
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"m"}`)
 	if id := within(t, started, "call 1"); id != "1" {
 		t.Fatalf("started %s", id)
@@ -202,7 +210,7 @@ func TestCancelQueuedCall(t *testing.T) {
 // for a remote that was not reading.
 func TestCallTimeoutRemoteNotReading(t *testing.T) {
 	c1, c2 := Pipe()
-	p := NewPeer(c1, nil, nil)
+	p := NewPeer(c1, *lsp)
 	cleanupPeer(t, p)
 	defer c2.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -237,7 +245,7 @@ func TestCancelInSameBatch(t *testing.T) {
 			return "not cancelled", nil
 		}
 	}})
-	_, raw := newRaw(t, h, nil)
+	_, raw := newRaw(t, h, lsp)
 	got := raw.call(`[{"jsonrpc":"2.0","id":"b1","method":"block"},` +
 		`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b1"}}]`)
 	assertJSON(t, got, `[{"jsonrpc":"2.0","id":"b1","error":{"code":-32800,"message":"Request cancelled"}}]`)

@@ -181,7 +181,7 @@ func TestStrayReplies(t *testing.T) {
 // TestEndCauses: Wait reports why a connection ended when it was not clean.
 func TestEndCauses(t *testing.T) {
 	c1, c2 := Pipe()
-	p := NewPeer(failingConn{Conn: c1}, nil, nil)
+	p := NewPeer(failingConn{Conn: c1})
 	cleanupPeer(t, p)
 	c2.Close()
 	waitErr := make(chan error, 1)
@@ -224,7 +224,7 @@ func (c tooLargeConn) Read() ([]byte, error) {
 func TestMessageTooLarge(t *testing.T) {
 	c1, c2 := Pipe()
 	r := startRaw(t, c2)
-	cleanupPeer(t, NewPeer(tooLargeConn{c1}, specMux(t), nil))
+	cleanupPeer(t, NewPeer(tooLargeConn{c1}, Options{Handler: specMux(t)}))
 	reply := r.call("TOO LARGE")
 	if string(rawMember(t, reply, "id")) != "null" || string(rawMember(t, rawMember(t, reply, "error"), "code")) != "-32600" {
 		t.Fatalf("reply %s", reply)
@@ -238,7 +238,7 @@ func TestMessageTooLarge(t *testing.T) {
 func TestWriteTimeoutEndsPeer(t *testing.T) {
 	c1, c2 := Pipe()
 	defer c2.Close()
-	p := NewPeer(c1, nil, &Options{WriteTimeout: 100 * time.Millisecond})
+	p := NewPeer(c1, Options{WriteTimeout: 100 * time.Millisecond})
 	cleanupPeer(t, p)
 	start := time.Now()
 	err := p.Notify(testCtx(t, wait), "x", nil)
@@ -286,7 +286,7 @@ func TestCloseRace(t *testing.T) {
 
 func closeRaceRound(t *testing.T, round, goroutines, opsEach int, h Handler) {
 	c1, c2 := Pipe()
-	a, b := NewPeer(c1, h, nil), NewPeer(c2, h, nil)
+	a, b := NewPeer(c1, Options{Handler: h}), NewPeer(c2, Options{Handler: h})
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	mode := round % 4 // 0: a closes, 1: b closes, 2: both, 3: a shuts down while b closes
@@ -418,14 +418,14 @@ func closeRaceRound(t *testing.T, round, goroutines, opsEach int, h Handler) {
 // that closes the Peer makes Serve return at once.
 func TestServe(t *testing.T) {
 	c1, c2 := Pipe()
-	client := NewPeer(c2, nil, nil)
+	client := NewPeer(c2)
 	cleanupPeer(t, client)
 	setUp := false
 	h := mux(t, map[string]HandlerFunc{"ready": func(ctx context.Context, _ *Request) (any, error) {
 		return setUp, nil // written by ready, before anything was read
 	}})
 	served := make(chan error, 1)
-	go func() { served <- Serve(c1, h, nil, func(*Peer) { setUp = true }) }()
+	go func() { served <- Serve(c1, Options{Handler: h, OnConnect: func(*Peer) { setUp = true }}) }()
 	var ok bool
 	if err := client.Call(testCtx(t, wait), "ready", nil, &ok); err != nil || !ok {
 		t.Fatalf("ready = %v, %v", ok, err)
@@ -437,7 +437,7 @@ func TestServe(t *testing.T) {
 
 	c3, c4 := Pipe()
 	defer c4.Close()
-	go func() { served <- Serve(c3, nil, nil, func(p *Peer) { p.Close() }) }()
+	go func() { served <- Serve(c3, Options{OnConnect: func(p *Peer) { p.Close() }}) }()
 	if err := within(t, served, "Serve's return after Close in ready"); err != nil {
 		t.Errorf("Serve = %v, want nil", err)
 	}

@@ -15,7 +15,7 @@ import (
 // being written is left to the writer.
 func TestCallCtxBoundsBlockedWrite(t *testing.T) {
 	c1, c2 := Pipe() // nobody reads c2: every write to it blocks
-	p := NewPeer(c1, nil, nil)
+	p := NewPeer(c1)
 	cleanupPeer(t, p)
 	defer c2.Close()
 	for i, op := range []struct {
@@ -56,7 +56,7 @@ func TestCallCtxBoundsBlockedWrite(t *testing.T) {
 // over its budget waits for room, and leaves when its ctx ends.
 func TestCallCtxWhileWaitingForRoom(t *testing.T) {
 	c1, c2 := Pipe()
-	p := NewPeer(c1, nil, &Options{MaxOutboundBytes: 1 << 10})
+	p := NewPeer(c1, Options{MaxOutboundBytes: 1 << 10})
 	cleanupPeer(t, p)
 	defer c2.Close()
 	big := make([]int, 400) // about 800 bytes of params

@@ -14,8 +14,8 @@ import (
 // client serving nothing (or clientH). stop closes both and waits for them.
 func connect(h, clientH jsonrpc.Handler) (client *jsonrpc.Peer, stop func()) {
 	a, b := jsonrpc.Pipe()
-	server := jsonrpc.NewPeer(a, h, nil)
-	client = jsonrpc.NewPeer(b, clientH, nil)
+	server := jsonrpc.NewPeer(a, jsonrpc.Options{Handler: h})
+	client = jsonrpc.NewPeer(b, jsonrpc.Options{Handler: clientH})
 	return client, func() {
 		client.Close()
 		server.Close()
@@ -144,7 +144,9 @@ func ExamplePeerFromContext() {
 
 func Example_cancellation() {
 	// When a Call's ctx ends, the Call returns and the server's handler sees
-	// its ctx cancelled: the client sent $/cancelRequest.
+	// its ctx cancelled: both sides speak LSP's cancellation dialect, so the
+	// client sent $/cancelRequest. (The specification defines none, so a
+	// Peer sends none unless told which.)
 	cancelled := make(chan error, 1)
 	mux := jsonrpc.NewMux()
 	mux.HandleFunc("slow", func(ctx context.Context, req *jsonrpc.Request) (any, error) {
@@ -152,8 +154,11 @@ func Example_cancellation() {
 		cancelled <- ctx.Err()
 		return nil, ctx.Err()
 	})
-	client, stop := connect(mux, nil)
-	defer stop()
+	a, b := jsonrpc.Pipe()
+	server := jsonrpc.NewPeer(a, jsonrpc.Options{Handler: mux, Cancel: jsonrpc.LSPCancel})
+	client := jsonrpc.NewPeer(b, jsonrpc.Options{Cancel: jsonrpc.LSPCancel})
+	defer server.Wait()
+	defer client.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -163,6 +168,22 @@ func Example_cancellation() {
 	// Output:
 	// context deadline exceeded
 	// context canceled
+}
+
+func ExampleRequestFromContext() {
+	// A typed handler sees its own request: its id (a progress token, say)
+	// and its method.
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "whoami", func(ctx context.Context, p struct{}) (string, error) {
+		req := jsonrpc.RequestFromContext(ctx)
+		return fmt.Sprintf("%s, id %s", req.Method, req.ID), nil
+	})
+	client, stop := connect(mux, nil)
+	defer stop()
+	var s string
+	client.Call(context.Background(), "whoami", nil, &s)
+	fmt.Println(s)
+	// Output: whoami, id 1
 }
 
 func ExampleInterceptor() {
@@ -192,8 +213,8 @@ func ExampleInterceptor() {
 	mux.HandleFunc("ping", func(ctx context.Context, req *jsonrpc.Request) (any, error) { return "pong", nil })
 
 	a, b := jsonrpc.Pipe()
-	server := jsonrpc.NewPeer(a, mux, &jsonrpc.Options{Interceptors: []jsonrpc.Interceptor{requireToken}})
-	client := jsonrpc.NewPeer(b, nil, &jsonrpc.Options{Interceptors: []jsonrpc.Interceptor{logCalls}})
+	server := jsonrpc.NewPeer(a, jsonrpc.Options{Handler: mux, Interceptors: []jsonrpc.Interceptor{requireToken}})
+	client := jsonrpc.NewPeer(b, jsonrpc.Options{Interceptors: []jsonrpc.Interceptor{logCalls}})
 	defer func() { client.Close(); server.Wait() }()
 
 	client.Call(context.Background(), "ping", map[string]string{"token": "s3cret"}, nil)

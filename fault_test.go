@@ -169,8 +169,8 @@ func TestLinkCutMidCall(t *testing.T) {
 		},
 	})
 	l, c1, c2 := newLink()
-	client := NewPeer(c1, mux(t, map[string]HandlerFunc{"block": block("client")}), nil)
-	server := NewPeer(c2, serverH, nil)
+	client := NewPeer(c1, Options{Handler: mux(t, map[string]HandlerFunc{"block": block("client")})})
+	server := NewPeer(c2, Options{Handler: serverH})
 	cleanupPeer(t, client)
 	cleanupPeer(t, server)
 
@@ -220,7 +220,7 @@ func TestLinkCutMidBatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l, c1, c2 := newLink()
 			r := startRaw(t, c2)
-			p := NewPeer(c1, nil, tc.opts)
+			p := NewPeer(c1, withHandler(tc.opts, nil))
 			cleanupPeer(t, p)
 			results := make([]string, 3)
 			elems := []BatchElem{
@@ -356,7 +356,7 @@ func TestWriteFails(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newScriptConn()
-			p := NewPeer(c, mux(t, map[string]HandlerFunc{"echo": echo}), nil)
+			p := NewPeer(c, Options{Handler: mux(t, map[string]HandlerFunc{"echo": echo})})
 			cleanupPeer(t, p)
 			out := make(chan outcome, 16)
 			ctx := testCtx(t, wait)
@@ -404,7 +404,7 @@ func TestWriteBlocked(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newScriptConn()
-			p := NewPeer(c, nil, nil)
+			p := NewPeer(c)
 			cleanupPeer(t, p)
 			ctx := testCtx(t, wait)
 			out := make(chan outcome, 16)

@@ -25,7 +25,7 @@ import (
 
 // pair connects two Peers, a and b, over one transport. Both are closed
 // when the test ends.
-type pairFunc func(t *testing.T, ha, hb jsonrpc.Handler, o *jsonrpc.Options) (a, b *jsonrpc.Peer)
+type pairFunc func(t *testing.T, ha, hb jsonrpc.Handler, o jsonrpc.Options) (a, b *jsonrpc.Peer)
 
 var transports = []struct {
 	name string
@@ -36,15 +36,15 @@ var transports = []struct {
 	{"websocket", wsPair},
 }
 
-func pipePair(t *testing.T, ha, hb jsonrpc.Handler, o *jsonrpc.Options) (*jsonrpc.Peer, *jsonrpc.Peer) {
+func pipePair(t *testing.T, ha, hb jsonrpc.Handler, o jsonrpc.Options) (*jsonrpc.Peer, *jsonrpc.Peer) {
 	c1, c2 := jsonrpc.Pipe()
-	a, b := jsonrpc.NewPeer(c1, ha, o), jsonrpc.NewPeer(c2, hb, o)
+	a, b := jsonrpc.NewPeer(c1, serving(o, ha)), jsonrpc.NewPeer(c2, serving(o, hb))
 	closeAtEnd(t, a, b)
 	return a, b
 }
 
 // stdioTCPPair runs line-framed stdio Conns over a loopback TCP connection.
-func stdioTCPPair(t *testing.T, ha, hb jsonrpc.Handler, o *jsonrpc.Options) (*jsonrpc.Peer, *jsonrpc.Peer) {
+func stdioTCPPair(t *testing.T, ha, hb jsonrpc.Handler, o jsonrpc.Options) (*jsonrpc.Peer, *jsonrpc.Peer) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -64,17 +64,16 @@ func stdioTCPPair(t *testing.T, ha, hb jsonrpc.Handler, o *jsonrpc.Options) (*js
 		t.Fatal("accept failed")
 	}
 	so := &stdio.Options{Framing: stdio.Line}
-	a := jsonrpc.NewPeer(stdio.NewConn(c1, c1, so), ha, o)
-	b := jsonrpc.NewPeer(stdio.NewConn(c2, c2, so), hb, o)
+	a := jsonrpc.NewPeer(stdio.NewConn(c1, c1, so), serving(o, ha))
+	b := jsonrpc.NewPeer(stdio.NewConn(c2, c2, so), serving(o, hb))
 	closeAtEnd(t, a, b)
 	return a, b
 }
 
 // wsPair dials a ws.Server on loopback: a is the client, b the server side.
-func wsPair(t *testing.T, ha, hb jsonrpc.Handler, o *jsonrpc.Options) (*jsonrpc.Peer, *jsonrpc.Peer) {
+func wsPair(t *testing.T, ha, hb jsonrpc.Handler, o jsonrpc.Options) (*jsonrpc.Peer, *jsonrpc.Peer) {
 	peers := make(chan *jsonrpc.Peer, 1)
-	srv := &ws.Server{Handler: hb, Options: ws.Options{Peer: o},
-		OnConnect: func(p *jsonrpc.Peer, _ *http.Request) { peers <- p }}
+	srv := &ws.Server{Peer: serving(o, hb), OnConnect: func(p *jsonrpc.Peer, _ *http.Request) { peers <- p }}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -82,13 +81,19 @@ func wsPair(t *testing.T, ha, hb jsonrpc.Handler, o *jsonrpc.Options) (*jsonrpc.
 		srv.Shutdown(ctx)
 		hs.Close()
 	})
-	a, err := ws.Dial(context.Background(), "ws"+strings.TrimPrefix(hs.URL, "http"), ha, &ws.DialOptions{Options: ws.Options{Peer: o}})
+	a, err := ws.Dial(context.Background(), "ws"+strings.TrimPrefix(hs.URL, "http"), ws.DialOptions{Peer: serving(o, ha)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := <-peers
 	closeAtEnd(t, a)
 	return a, b
+}
+
+// serving returns o serving h.
+func serving(o jsonrpc.Options, h jsonrpc.Handler) jsonrpc.Options {
+	o.Handler = h
+	return o
 }
 
 func closeAtEnd(t *testing.T, peers ...*jsonrpc.Peer) {
@@ -140,7 +145,7 @@ func (pp *pingPong) ServeRPC(ctx context.Context, r *jsonrpc.Request) (any, erro
 func TestMutualNotifyFloodCompletes(t *testing.T) {
 	const n = 20000
 	ha, hb := &pingPong{}, &pingPong{}
-	a, b := pipePair(t, ha, hb, nil)
+	a, b := pipePair(t, ha, hb, jsonrpc.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -188,7 +193,7 @@ func watchProgress(t *testing.T, ctx context.Context, what string, count func() 
 // (ErrOverloaded, ErrSlowConsumer), within a bounded time: it never
 // stalls.
 func TestMutualFloodMixed(t *testing.T) {
-	opts := &jsonrpc.Options{
+	opts := jsonrpc.Options{
 		MaxConcurrent:    4,
 		MaxQueued:        32,
 		MaxQueuedBytes:   32 << 10,

@@ -44,7 +44,7 @@ func cleanupPeer(t testing.TB, p *Peer) {
 // for when the test ends.
 func newPair(t testing.TB, h1, h2 Handler, o1, o2 *Options) (*Peer, *Peer) {
 	c1, c2 := Pipe()
-	a, b := NewPeer(c1, h1, o1), NewPeer(c2, h2, o2)
+	a, b := NewPeer(c1, withHandler(o1, h1)), NewPeer(c2, withHandler(o2, h2))
 	cleanupPeer(t, b)
 	cleanupPeer(t, a)
 	return a, b
@@ -65,7 +65,7 @@ type rawEnd struct {
 func newRaw(t testing.TB, h Handler, opts *Options) (*Peer, *rawEnd) {
 	c1, c2 := Pipe()
 	r := startRaw(t, c2)
-	p := NewPeer(c1, h, opts)
+	p := NewPeer(c1, withHandler(opts, h))
 	cleanupPeer(t, p) // runs before the raw end's cleanup
 	return p, r
 }
@@ -239,9 +239,7 @@ func mux(t testing.TB, methods map[string]HandlerFunc) *Mux {
 	t.Helper()
 	m := NewMux()
 	for name, f := range methods {
-		if err := m.Handle(name, f); err != nil {
-			t.Fatal(err)
-		}
+		m.Handle(name, f)
 	}
 	return m
 }
@@ -290,4 +288,14 @@ func readWithin(c Conn, d time.Duration) ([]byte, error) {
 	t := time.AfterFunc(d, func() { c.Close() })
 	defer t.Stop()
 	return c.Read()
+}
+
+// withHandler returns *o (the defaults if o is nil) serving h.
+func withHandler(o *Options, h Handler) Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	c.Handler = h
+	return c
 }

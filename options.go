@@ -1,9 +1,9 @@
 package jsonrpc
 
 import (
-	"math"
 	"context"
 	"log/slog"
+	"math"
 	"time"
 )
 

@@ -210,7 +210,7 @@ func TestReadLoopNeverWaitsToWrite(t *testing.T) {
 		return nil, nil
 	}})
 	c1, c2 := Pipe()
-	p := NewPeer(c1, h, &Options{MaxConcurrent: 1, MaxQueued: 1})
+	p := NewPeer(c1, Options{Handler: h, MaxConcurrent: 1, MaxQueued: 1})
 	cleanupPeer(t, p)
 	defer close(release)
 	id := `"` + strings.Repeat("x", 1000) + `"` // makes each refusal about 1 kB

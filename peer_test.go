@@ -218,9 +218,7 @@ func hop(ctx context.Context, n int) (int, error) {
 // Peer could never run.
 func TestNestedCallbacksSaturatedPool(t *testing.T) {
 	m := NewMux()
-	if err := Register(m, "hop", hop); err != nil {
-		t.Fatal(err)
-	}
+	Register(m, "hop", hop)
 	opts := &Options{MaxConcurrent: 1}
 	a, b := newPair(t, m, m, opts, opts)
 	t.Run("depth 4", func(t *testing.T) {

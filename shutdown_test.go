@@ -28,7 +28,7 @@ func TestCloseReturnsConnError(t *testing.T) {
 	exit := errors.New("exit status 3")
 	for _, shutdown := range []bool{false, true} {
 		c1, c2 := Pipe()
-		p := NewPeer(errConn{c1, exit}, nil, nil)
+		p := NewPeer(errConn{c1, exit})
 		cleanupPeer(t, p)
 		var err error
 		if shutdown {
@@ -125,7 +125,7 @@ func TestShutdownWritesQueuedReplies(t *testing.T) {
 // are normal life: nothing is logged at Warn or above.
 func TestNormalEventsNotWarned(t *testing.T) {
 	logs := &logRecorder{}
-	opts := &Options{Logger: slog.New(logs), DrainTimeout: 20 * time.Millisecond}
+	opts := &Options{Logger: slog.New(logs), DrainTimeout: 20 * time.Millisecond, Cancel: LSPCancel}
 	slow := mux(t, map[string]HandlerFunc{"slow": func(ctx context.Context, _ *Request) (any, error) {
 		select {
 		case <-time.After(time.Second):
@@ -156,7 +156,7 @@ func TestNormalEventsNotWarned(t *testing.T) {
 
 	// A link that drops.
 	l, c1, c2 := newLink()
-	a, b := NewPeer(c1, nil, opts), NewPeer(c2, nil, opts)
+	a, b := NewPeer(c1, withHandler(opts, nil)), NewPeer(c2, withHandler(opts, nil))
 	cleanupPeer(t, a)
 	cleanupPeer(t, b)
 	l.sever(errors.New("connection reset by peer"))

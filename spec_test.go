@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -24,21 +25,16 @@ func specMux(t testing.TB) *Mux {
 		Minuend    float64 `json:"minuend"`
 		Subtrahend float64 `json:"subtrahend"`
 	}
-	err := errors.Join(
-		Register(m, "subtract", func(_ context.Context, p subtract) (float64, error) {
-			return p.Minuend - p.Subtrahend, nil
-		}),
-		Register(m, "sum", func(_ context.Context, p []float64) (float64, error) {
-			s := 0.0
-			for _, x := range p {
-				s += x
-			}
-			return s, nil
-		}),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	Register(m, "subtract", func(_ context.Context, p subtract) (float64, error) {
+		return p.Minuend - p.Subtrahend, nil
+	})
+	Register(m, "sum", func(_ context.Context, p []float64) (float64, error) {
+		s := 0.0
+		for _, x := range p {
+			s += x
+		}
+		return s, nil
+	})
 	return m
 }
 
@@ -173,22 +169,41 @@ func TestSpecExamplesOneConnection(t *testing.T) {
 	}
 }
 
+// TestReservedMethodNames: Handle panics, as http.ServeMux does, on a
+// programmer's mistake: a reserved "rpc." name (the panic value wraps
+// ErrReservedMethod), a name registered twice, an empty name, a nil handler.
 func TestReservedMethodNames(t *testing.T) {
 	m := NewMux()
 	for _, name := range []string{"rpc.foo", "rpc.", "rpc.discover"} {
-		if err := m.HandleFunc(name, echo); !errors.Is(err, ErrReservedMethod) {
-			t.Errorf("Handle(%q) = %v, want ErrReservedMethod", name, err)
+		if p := panicOf(func() { m.HandleFunc(name, echo) }); !isErr(p, ErrReservedMethod) {
+			t.Errorf("Handle(%q) panicked with %v, want ErrReservedMethod", name, p)
 		}
 	}
 	for _, name := range []string{"rpcfoo", "x.rpc.foo", "RPC.foo"} {
-		if err := m.HandleFunc(name, echo); err != nil {
-			t.Errorf("Handle(%q) = %v, want nil", name, err)
+		if p := panicOf(func() { m.HandleFunc(name, echo) }); p != nil {
+			t.Errorf("Handle(%q) panicked with %v", name, p)
 		}
 	}
-	if err := m.HandleFunc("rpcfoo", echo); err == nil || errors.Is(err, ErrReservedMethod) {
-		t.Errorf("registering twice: %v, want a non-reserved error", err)
+	if p := panicOf(func() { m.HandleFunc("rpcfoo", echo) }); p == nil || isErr(p, ErrReservedMethod) {
+		t.Errorf("registering twice: %v, want a non-reserved panic", p)
 	}
-	if err := m.HandleFunc("", echo); err == nil || !strings.Contains(err.Error(), "empty") {
-		t.Errorf("empty name: %v", err)
+	if p := panicOf(func() { m.HandleFunc("", echo) }); p == nil || !strings.Contains(fmt.Sprint(p), "empty") {
+		t.Errorf("empty name: %v", p)
 	}
+	if p := panicOf(func() { m.Handle("nil", nil) }); p == nil {
+		t.Error("a nil handler did not panic")
+	}
+}
+
+// panicOf returns what f panicked with, or nil.
+func panicOf(f func()) (p any) {
+	defer func() { p = recover() }()
+	f()
+	return nil
+}
+
+// isErr reports whether a panic value is an error wrapping target.
+func isErr(p any, target error) bool {
+	err, ok := p.(error)
+	return ok && errors.Is(err, target)
 }

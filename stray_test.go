@@ -67,7 +67,7 @@ const droppedReply = "jsonrpc: dropped a response nobody waits for"
 // after them with that very id, gets its own result.
 func TestStrayRepliesLoggedNotMisrouted(t *testing.T) {
 	logs := &logRecorder{}
-	p, r := newRaw(t, nil, &Options{Logger: slog.New(logs)})
+	p, r := newRaw(t, nil, &Options{Logger: slog.New(logs), Cancel: LSPCancel})
 	ctx := testCtx(t, wait)
 	reply := func(id, result string) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%q}`, id, result)

@@ -98,13 +98,10 @@ func TestTyped(t *testing.T) {
 func TestTypedOverTheWire(t *testing.T) {
 	m := NewMux()
 	var calls int
-	err := Register(m, "norm", func(_ context.Context, p point) (int, error) {
+	Register(m, "norm", func(_ context.Context, p point) (int, error) {
 		calls++
 		return p.X*p.X + p.Y*p.Y, nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	a, _ := newPair(t, nil, m, nil, nil)
 	ctx := testCtx(t, wait)
 	for _, params := range []any{[]int{3, 4}, map[string]int{"X": 3, "Y": 4}, point{X: 3, Y: 4}} {
@@ -113,7 +110,7 @@ func TestTypedOverTheWire(t *testing.T) {
 			t.Errorf("norm(%v) = %d, %v", params, got, err)
 		}
 	}
-	err = a.Call(ctx, "norm", []any{1, 2, "l", 4}, nil)
+	err := a.Call(ctx, "norm", []any{1, 2, "l", 4}, nil)
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeInvalidParams || len(e.Data) == 0 {
 		t.Fatalf("too many params: %v", err)
@@ -139,7 +136,7 @@ func TestTypedResultAndError(t *testing.T) {
 	if e := new(Error); !errors.As(err, &e) || e.Code != 1 || string(e.Data) != "-1" {
 		t.Errorf("got %v", err)
 	}
-	if err := Register(NewMux(), "rpc.x", func(context.Context, int) (int, error) { return 0, nil }); !errors.Is(err, ErrReservedMethod) {
-		t.Errorf("Register rpc.x: %v", err)
+	if p := panicOf(func() { Register(NewMux(), "rpc.x", func(context.Context, int) (int, error) { return 0, nil }) }); !isErr(p, ErrReservedMethod) {
+		t.Errorf("Register rpc.x panicked with %v, want ErrReservedMethod", p)
 	}
 }

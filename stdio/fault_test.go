@@ -50,7 +50,7 @@ func newStreamPeer(t *testing.T, f Framing, opts *jsonrpc.Options) *streamPeer {
 		s.ended <- time.Now()
 		return nil, ctx.Err()
 	})
-	s.p = jsonrpc.NewPeer(NewConn(inR, outW, &Options{Framing: f}), h, opts)
+	s.p = jsonrpc.NewPeer(NewConn(inR, outW, &Options{Framing: f}), peerOptions(opts, h))
 	remote := NewConn(outR, nil, &Options{Framing: f})
 	go func() {
 		defer close(s.done)
@@ -252,4 +252,14 @@ func TestLineTruncatedLastLine(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Wait did not return")
 	}
+}
+
+// peerOptions returns *o (the defaults if o is nil) serving h.
+func peerOptions(o *jsonrpc.Options, h jsonrpc.Handler) jsonrpc.Options {
+	var c jsonrpc.Options
+	if o != nil {
+		c = *o
+	}
+	c.Handler = h
+	return c
 }

@@ -75,7 +75,7 @@ func closeFromHandler() int {
 	mux.HandleFunc("quit", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
 		return nil, jsonrpc.PeerFromContext(ctx).Close()
 	})
-	p := jsonrpc.NewPeer(Stdio(&Options{Framing: Line}), mux, nil)
+	p := jsonrpc.NewPeer(Stdio(&Options{Framing: Line}), jsonrpc.Options{Handler: mux})
 	p.Wait()
 	return 0
 }

@@ -57,7 +57,7 @@ func TestCloseUnblocksReadOfUncloseableReader(t *testing.T) {
 		t.Run(f.String(), func(t *testing.T) {
 			g := newGate()
 			defer close(g.open) // the pump ends once the reader returns
-			p := jsonrpc.NewPeer(NewConn(g, io.Discard, &Options{Framing: f}), nil, nil)
+			p := jsonrpc.NewPeer(NewConn(g, io.Discard, &Options{Framing: f}))
 			g.entry(t)
 			within(t, time.Second, "Peer.Close", func() { p.Close() })
 		})
@@ -127,7 +127,7 @@ func TestCloseUnblocksWriteToUncloseableWriter(t *testing.T) {
 		defer close(g.open)
 		pr, pw := io.Pipe()
 		defer pw.Close()
-		p := jsonrpc.NewPeer(NewConn(pr, g, nil), nil, nil)
+		p := jsonrpc.NewPeer(NewConn(pr, g, nil))
 		done := make(chan error, 1)
 		go func() { done <- p.Notify(context.Background(), "note", nil) }()
 		g.entry(t)

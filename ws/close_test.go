@@ -81,7 +81,7 @@ func TestCloseUnansweredHandshake(t *testing.T) {
 			hs.Close()
 		})
 		url := "ws" + strings.TrimPrefix(hs.URL, "http")
-		client, err := ws.Dial(testCtx(t, wait), url, nil, &ws.DialOptions{HTTPClient: hs.Client()})
+		client, err := ws.Dial(testCtx(t, wait), url, ws.DialOptions{HTTPClient: hs.Client()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -180,17 +180,17 @@ func TestTCPCutMidCall(t *testing.T) {
 			}
 			relayed := make(chan outcome, 2*n)
 			sm := testMux(t)
-			must(t, sm.HandleFunc("block", block("server")))
-			must(t, sm.HandleFunc("relay", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+			sm.HandleFunc("block", block("server"))
+			sm.HandleFunc("relay", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
 				err := jsonrpc.PeerFromContext(ctx).Call(ctx, "client.block", nil, nil)
 				relayed <- outcome{"server's Call back to the client", err, time.Now()}
 				return nil, err
-			}))
+			})
 			cm := jsonrpc.NewMux()
-			must(t, cm.HandleFunc("client.block", block("client")))
+			cm.HandleFunc("client.block", block("client"))
 
 			serverConns, clientConns := make(chan net.Conn, 1), make(chan net.Conn, 1)
-			ts := startServer(t, &ws.Server{Handler: sm}, captureServerConns(serverConns))
+			ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: sm}}, captureServerConns(serverConns))
 			client := ts.dial(t, cm, &ws.DialOptions{HTTPClient: capturingClient(t, clientConns)})
 			server := ts.nextPeer(t)
 
@@ -280,12 +280,11 @@ func TestTCPCutMidBatch(t *testing.T) {
 			// after the reply runs, the reply has been taken.
 			answered := make(chan struct{}, 1)
 			cm := jsonrpc.NewMux()
-			must(t, cm.HandleFunc("answered", func(context.Context, *jsonrpc.Request) (any, error) {
+			cm.HandleFunc("answered", func(context.Context, *jsonrpc.Request) (any, error) {
 				answered <- struct{}{}
 				return nil, nil
-			}))
-			client, err := ws.Dial(testCtx(t, wait), "ws"+strings.TrimPrefix(hs.URL, "http"), cm,
-				&ws.DialOptions{Options: ws.Options{Peer: tc.opts}, HTTPClient: hs.Client()})
+			})
+			client, err := ws.Dial(testCtx(t, wait), "ws"+strings.TrimPrefix(hs.URL, "http"), ws.DialOptions{Peer: withHandler(tc.opts, cm), HTTPClient: hs.Client()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -413,13 +412,13 @@ func TestTruncatedFrame(t *testing.T) {
 			entered := make(chan struct{}, 1)
 			ended := make(chan time.Time, 1)
 			sm := testMux(t)
-			must(t, sm.HandleFunc("block", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+			sm.HandleFunc("block", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
 				entered <- struct{}{}
 				<-ctx.Done()
 				ended <- time.Now()
 				return nil, ctx.Err()
-			}))
-			ts := startServer(t, &ws.Server{Handler: sm}, nil)
+			})
+			ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: sm}}, nil)
 			c := dialRawWS(t, ts)
 			server := ts.nextPeer(t)
 
@@ -550,8 +549,8 @@ func TestCloseRaceWS(t *testing.T) {
 		timeCap    = 4 * time.Second
 	)
 	cm := jsonrpc.NewMux()
-	must(t, cm.HandleFunc("echo", func(_ context.Context, r *jsonrpc.Request) (any, error) { return r.Params, nil }))
-	ts := startServer(t, &ws.Server{Handler: testMux(t)}, nil)
+	cm.HandleFunc("echo", func(_ context.Context, r *jsonrpc.Request) (any, error) { return r.Params, nil })
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}}, nil)
 	deadline := time.Now().Add(timeCap)
 	round := 0
 	for ; round < rounds && time.Now().Before(deadline) && !t.Failed(); round++ {

@@ -50,12 +50,12 @@ func FuzzWSMessage(f *testing.F) {
 	}
 	// No method that can block ("sleep"): every input must finish fast.
 	m := jsonrpc.NewMux()
-	must(f, m.HandleFunc("echo", func(_ context.Context, r *jsonrpc.Request) (any, error) { return r.Params, nil }))
-	must(f, m.HandleFunc("fail", func(context.Context, *jsonrpc.Request) (any, error) {
+	m.HandleFunc("echo", func(_ context.Context, r *jsonrpc.Request) (any, error) { return r.Params, nil })
+	m.HandleFunc("fail", func(context.Context, *jsonrpc.Request) (any, error) {
 		return nil, jsonrpc.NewError(42, "boom", nil)
-	}))
-	must(f, m.HandleFunc("panic", func(context.Context, *jsonrpc.Request) (any, error) { panic("boom") }))
-	srv := &ws.Server{Handler: m}
+	})
+	m.HandleFunc("panic", func(context.Context, *jsonrpc.Request) (any, error) { panic("boom") })
+	srv := &ws.Server{Peer: jsonrpc.Options{Handler: m}}
 	hs := httptest.NewServer(srv)
 	f.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -202,7 +202,7 @@ func answered(raw []byte) bool {
 // connection with status 1007, and the server's Peer ends with a cause
 // wrapping ErrInvalidUTF8; valid UTF-8 beyond ASCII is served as usual.
 func TestInvalidUTF8(t *testing.T) {
-	ts := startServer(t, &ws.Server{Handler: testMux(t)}, nil)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}}, nil)
 	c := ts.rawDial(t, nil)
 	server := ts.nextPeer(t)
 

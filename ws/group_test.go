@@ -54,7 +54,7 @@ type ticker struct {
 
 func (tk *ticker) mux(t testing.TB) *jsonrpc.Mux {
 	m := jsonrpc.NewMux()
-	must(t, jsonrpc.Register(m, "tick", func(_ context.Context, p struct {
+	jsonrpc.Register(m, "tick", func(_ context.Context, p struct {
 		Seq int64
 		Pad string
 	}) (any, error) {
@@ -62,7 +62,7 @@ func (tk *ticker) mux(t testing.TB) *jsonrpc.Mux {
 			tk.badSeen.CompareAndSwap(0, p.Seq+1)
 		}
 		return nil, nil
-	}))
+	})
 	return m
 }
 
@@ -175,7 +175,7 @@ func mib(n uint64) float64 { return float64(n) / (1 << 20) }
 // the writer then gets ErrClosed and Wait reports the timeout.
 func TestWriteTimeout(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	ts := startServer(t, &ws.Server{Options: ws.Options{Peer: &jsonrpc.Options{WriteTimeout: timeout}}}, smallServerBuffers)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{WriteTimeout: timeout}}, smallServerBuffers)
 	ts.stuckClient(t)
 	server := ts.nextPeer(t)
 

@@ -60,7 +60,7 @@ func TestKeepaliveClient(t *testing.T) {
 	})
 
 	url := "ws" + strings.TrimPrefix(hs.URL, "http")
-	p, err := ws.Dial(testCtx(t, wait), url, nil, &ws.DialOptions{Options: quickPings, HTTPClient: hs.Client()})
+	p, err := ws.Dial(testCtx(t, wait), url, ws.DialOptions{Options: quickPings, HTTPClient: hs.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestKeepaliveClient(t *testing.T) {
 // TestKeepaliveHealthy: pings answered by a reading peer keep an idle
 // connection alive across many intervals.
 func TestKeepaliveHealthy(t *testing.T) {
-	ts := startServer(t, &ws.Server{Handler: testMux(t), Options: quickPings}, nil)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, Options: quickPings}, nil)
 	client := ts.dial(t, nil, &ws.DialOptions{Options: quickPings})
 	server := ts.nextPeer(t)
 	select {

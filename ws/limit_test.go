@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/ws"
 )
 
@@ -30,7 +31,7 @@ func echoOfSize(t testing.TB, id, n int) string {
 // TestMaxMessageSize: with a 1024-byte cap, a 1024-byte message is served
 // and a 1025-byte one closes the connection with status 1009.
 func TestMaxMessageSize(t *testing.T) {
-	ts := startServer(t, &ws.Server{Handler: testMux(t), Options: ws.Options{MaxMessageSize: 1024}}, nil)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, Options: ws.Options{MaxMessageSize: 1024}}, nil)
 	c := ts.rawDial(t, nil)
 	server := ts.nextPeer(t)
 
@@ -75,7 +76,7 @@ func TestMaxMessageSize(t *testing.T) {
 // cost no more than the 2 MiB one plus 1 MiB.
 func TestOversizedMessageMemory(t *testing.T) {
 	const limit = 1 << 20
-	ts := startServer(t, &ws.Server{Handler: testMux(t), Options: ws.Options{MaxMessageSize: limit}}, nil)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, Options: ws.Options{MaxMessageSize: limit}}, nil)
 	chunk := []byte(strings.Repeat("y", 32<<10))
 	var cost [2]uint64
 	for i, size := range []int{2 << 20, 16 << 20} {

@@ -92,7 +92,8 @@ func (ts *testServer) dial(t testing.TB, h jsonrpc.Handler, opts *ws.DialOptions
 	if o.HTTPClient == nil {
 		o.HTTPClient = ts.hs.Client()
 	}
-	p, err := ws.Dial(testCtx(t, wait), ts.url, h, &o)
+	o.Peer.Handler = h
+	p, err := ws.Dial(testCtx(t, wait), ts.url, o)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
@@ -163,20 +164,20 @@ func writeRaw(t testing.TB, c *websocket.Conn, msg string) {
 // sleep (params [ms]; ends early with its ctx).
 func testMux(t testing.TB) *jsonrpc.Mux {
 	m := jsonrpc.NewMux()
-	must(t, m.HandleFunc("echo", func(_ context.Context, r *jsonrpc.Request) (any, error) {
+	m.HandleFunc("echo", func(_ context.Context, r *jsonrpc.Request) (any, error) {
 		return r.Params, nil
-	}))
-	must(t, m.HandleFunc("fail", func(context.Context, *jsonrpc.Request) (any, error) {
+	})
+	m.HandleFunc("fail", func(context.Context, *jsonrpc.Request) (any, error) {
 		return nil, jsonrpc.NewError(42, "boom", nil)
-	}))
-	must(t, jsonrpc.Register(m, "sleep", func(ctx context.Context, ms int) (int, error) {
+	})
+	jsonrpc.Register(m, "sleep", func(ctx context.Context, ms int) (int, error) {
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):
 			return ms, nil
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
-	}))
+	})
 	return m
 }
 
@@ -224,4 +225,14 @@ func marshal(v any) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// withHandler returns *o (the defaults if o is nil) serving h.
+func withHandler(o *jsonrpc.Options, h jsonrpc.Handler) jsonrpc.Options {
+	var c jsonrpc.Options
+	if o != nil {
+		c = *o
+	}
+	c.Handler = h
+	return c
 }

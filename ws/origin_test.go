@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/ws"
 )
 
@@ -27,7 +28,7 @@ func TestOriginPolicy(t *testing.T) {
 		{"no Origin header", nil, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts := startServer(t, &ws.Server{Handler: testMux(t), OriginPatterns: tc.patterns}, nil)
+			ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, OriginPatterns: tc.patterns}, nil)
 			h := http.Header{}
 			switch tc.origin {
 			case "":
@@ -48,7 +49,7 @@ func TestOriginPolicy(t *testing.T) {
 				if resp == nil || resp.StatusCode != http.StatusForbidden {
 					t.Errorf("raw Dial: %v, want HTTP 403", err)
 				}
-				if _, err := ws.Dial(ctx, ts.url, nil, &ws.DialOptions{HTTPClient: ts.hs.Client(), HTTPHeader: h}); err == nil {
+				if _, err := ws.Dial(ctx, ts.url, ws.DialOptions{HTTPClient: ts.hs.Client(), HTTPHeader: h}); err == nil {
 					t.Error("ws.Dial accepted, want a refusal")
 				}
 				return

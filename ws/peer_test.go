@@ -22,26 +22,26 @@ func TestPeersBothWays(t *testing.T) {
 	serverNotes := make(chan string, 4)
 	sm := testMux(t)
 	// callback calls the client back from inside a handler.
-	must(t, jsonrpc.Register(sm, "callback", func(ctx context.Context, s string) (string, error) {
+	jsonrpc.Register(sm, "callback", func(ctx context.Context, s string) (string, error) {
 		var got string
 		err := jsonrpc.PeerFromContext(ctx).Call(ctx, "client.upper", []string{s}, &got)
 		return "server saw " + got, err
-	}))
-	must(t, jsonrpc.Register(sm, "note", func(_ context.Context, s string) (any, error) {
+	})
+	jsonrpc.Register(sm, "note", func(_ context.Context, s string) (any, error) {
 		serverNotes <- s
 		return nil, nil
-	}))
-	ts := startServer(t, &ws.Server{Handler: sm}, nil)
+	})
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: sm}}, nil)
 
 	clientNotes := make(chan string, 4)
 	cm := jsonrpc.NewMux()
-	must(t, jsonrpc.Register(cm, "client.upper", func(_ context.Context, s string) (string, error) {
+	jsonrpc.Register(cm, "client.upper", func(_ context.Context, s string) (string, error) {
 		return strings.ToUpper(s), nil
-	}))
-	must(t, jsonrpc.Register(cm, "client.note", func(_ context.Context, s string) (any, error) {
+	})
+	jsonrpc.Register(cm, "client.note", func(_ context.Context, s string) (any, error) {
 		clientNotes <- s
 		return nil, nil
-	}))
+	})
 	client := ts.dial(t, cm, nil)
 	server := ts.nextPeer(t) // the server's Peer for this client
 	ctx := testCtx(t, wait)
@@ -82,11 +82,11 @@ func TestPeersBothWays(t *testing.T) {
 func TestBatchOverWebSocket(t *testing.T) {
 	notes := make(chan int, 8)
 	sm := testMux(t)
-	must(t, jsonrpc.Register(sm, "count", func(_ context.Context, n int) (any, error) {
+	jsonrpc.Register(sm, "count", func(_ context.Context, n int) (any, error) {
 		notes <- n
 		return nil, nil
-	}))
-	ts := startServer(t, &ws.Server{Handler: sm}, nil)
+	})
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: sm}}, nil)
 	client := ts.dial(t, nil, nil)
 	ctx := testCtx(t, wait)
 
@@ -134,7 +134,7 @@ func TestBatchOverWebSocket(t *testing.T) {
 
 // TestCompression echoes 100 KiB with permessage-deflate on both sides.
 func TestCompression(t *testing.T) {
-	ts := startServer(t, &ws.Server{Handler: testMux(t), Options: ws.Options{Compression: true}}, nil)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, Options: ws.Options{Compression: true}}, nil)
 	client := ts.dial(t, nil, &ws.DialOptions{Options: ws.Options{Compression: true}})
 
 	big := strings.Repeat("compress me, ", 100<<10/13+1)[:100<<10]
@@ -219,13 +219,13 @@ func TestOnConnectBeforeHandlers(t *testing.T) {
 		defer mu.Unlock()
 		return joined[jsonrpc.PeerFromContext(ctx)], nil
 	})
-	ts := startServer(t, &ws.Server{Handler: mux, OnConnect: func(p *jsonrpc.Peer, r *http.Request) {
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: mux}, OnConnect: func(p *jsonrpc.Peer, r *http.Request) {
 		time.Sleep(100 * time.Millisecond) // setup that takes a while
 		mu.Lock()
 		joined[p] = true
 		mu.Unlock()
 	}}, nil)
-	client, err := ws.Dial(testCtx(t, wait), ts.url, nil, nil)
+	client, err := ws.Dial(testCtx(t, wait), ts.url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // ending early with its ctx; and echo.
 func slowMux(t testing.TB, started chan<- struct{}) *jsonrpc.Mux {
 	m := testMux(t)
-	must(t, jsonrpc.Register(m, "slow", func(ctx context.Context, ms int) (int, error) {
+	jsonrpc.Register(m, "slow", func(ctx context.Context, ms int) (int, error) {
 		started <- struct{}{}
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):
@@ -26,7 +26,7 @@ func slowMux(t testing.TB, started chan<- struct{}) *jsonrpc.Mux {
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
-	}))
+	})
 	return m
 }
 
@@ -44,7 +44,7 @@ func wantShuttingDownOrClosed(t testing.TB, err error) {
 func TestShutdownInFlight(t *testing.T) {
 	const n = 5
 	started := make(chan struct{}, n)
-	ts := startServer(t, &ws.Server{Handler: slowMux(t, started)}, nil)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: slowMux(t, started)}}, nil)
 	clients := make([]*jsonrpc.Peer, n)
 	for i := range clients {
 		clients[i] = ts.dial(t, nil, nil)
@@ -125,7 +125,7 @@ func TestShutdownInFlight(t *testing.T) {
 // handler's ctx, and the call fails on the client.
 func TestShutdownDeadline(t *testing.T) {
 	started := make(chan struct{}, 1)
-	ts := startServer(t, &ws.Server{Handler: slowMux(t, started)}, nil)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: slowMux(t, started)}}, nil)
 	client := ts.dial(t, nil, nil)
 	ts.nextPeer(t)
 
@@ -170,7 +170,7 @@ func TestMaxConnections(t *testing.T) {
 	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("third Dial: %v, %v; want HTTP 503", resp, err)
 	}
-	if _, err := ws.Dial(ctx, ts.url, nil, &ws.DialOptions{HTTPClient: ts.hs.Client()}); err == nil {
+	if _, err := ws.Dial(ctx, ts.url, ws.DialOptions{HTTPClient: ts.hs.Client()}); err == nil {
 		t.Fatal("third ws.Dial succeeded")
 	}
 
@@ -179,7 +179,7 @@ func TestMaxConnections(t *testing.T) {
 	// The server frees the slot when its handler returns, just after the
 	// Peer ends: retry for a bounded time.
 	for i := 0; ; i++ {
-		p, err := ws.Dial(ctx, ts.url, nil, &ws.DialOptions{HTTPClient: ts.hs.Client()})
+		p, err := ws.Dial(ctx, ts.url, ws.DialOptions{HTTPClient: ts.hs.Client()})
 		if err == nil {
 			cleanupPeer(t, p)
 			ts.nextPeer(t)
@@ -201,7 +201,7 @@ func TestShutdownDeadlineHandlerIgnoresCtx(t *testing.T) {
 	release := make(chan struct{})
 	finished := make(chan struct{})
 	m := testMux(t)
-	must(t, m.HandleFunc("stubborn", func(context.Context, *jsonrpc.Request) (any, error) {
+	m.HandleFunc("stubborn", func(context.Context, *jsonrpc.Request) (any, error) {
 		defer close(finished)
 		started <- struct{}{}
 		select { // ignores its ctx: 3 s, or until the test is done
@@ -209,8 +209,8 @@ func TestShutdownDeadlineHandlerIgnoresCtx(t *testing.T) {
 		case <-time.After(3 * time.Second):
 		}
 		return "done", nil
-	}))
-	ts := startServer(t, &ws.Server{Handler: m}, nil)
+	})
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: m}}, nil)
 	client := ts.dial(t, nil, nil)
 	ts.nextPeer(t)
 

@@ -361,19 +361,19 @@ func newSoakServer(t *testing.T, logger *slog.Logger, clients int) *soakServer {
 	ss := &soakServer{bstop: make(chan struct{}), bdone: make(chan struct{}), results: map[int]serverResult{}}
 	ss.group.MaxQueue = 4096
 	m := jsonrpc.NewMux()
-	must(t, jsonrpc.Register(m, "add", func(_ context.Context, p [2]int64) (int64, error) { return p[0] + p[1], nil }))
-	must(t, jsonrpc.Register(m, "join", func(ctx context.Context, token int64) (int64, error) {
+	jsonrpc.Register(m, "add", func(_ context.Context, p [2]int64) (int64, error) { return p[0] + p[1], nil })
+	jsonrpc.Register(m, "join", func(ctx context.Context, token int64) (int64, error) {
 		a := ss.acct(jsonrpc.PeerFromContext(ctx))
 		a.token.Store(token)
 		return a.joinSeq, nil
-	}))
-	must(t, jsonrpc.Register(m, "callback", func(ctx context.Context, x int64) (int64, error) {
+	})
+	jsonrpc.Register(m, "callback", func(ctx context.Context, x int64) (int64, error) {
 		var tripled int64
 		if err := jsonrpc.PeerFromContext(ctx).Call(ctx, "triple", []int64{x}, &tripled); err != nil {
 			return 0, err
 		}
 		return tripled + 1, nil
-	}))
+	})
 	count := func(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
 		v, err := next(ctx)
 		if !info.ID.IsZero() {
@@ -387,12 +387,12 @@ func newSoakServer(t *testing.T, logger *slog.Logger, clients int) *soakServer {
 		return v, err
 	}
 	ss.srv = &ws.Server{
-		Handler:        m,
 		MaxConnections: 2*clients + 64,
-		Options: ws.Options{Peer: &jsonrpc.Options{
+		Peer: jsonrpc.Options{
+			Handler:      m,
 			Logger:       logger,
 			Interceptors: []jsonrpc.Interceptor{count},
-		}},
+		},
 		OnConnect: func(p *jsonrpc.Peer, _ *http.Request) {
 			a := &serverAcct{}
 			a.token.Store(-1)
@@ -496,7 +496,7 @@ func (ss *soakServer) connect(t *testing.T, ctx context.Context, token int, logg
 	c.first.Store(-1)
 	c.last.Store(-1)
 	m := jsonrpc.NewMux()
-	must(t, jsonrpc.Register(m, "tick", func(_ context.Context, seq int64) (any, error) {
+	jsonrpc.Register(m, "tick", func(_ context.Context, seq int64) (any, error) {
 		// Notifications run one at a time, in order.
 		if c.first.Load() < 0 {
 			c.first.Store(seq)
@@ -505,8 +505,8 @@ func (ss *soakServer) connect(t *testing.T, ctx context.Context, token int, logg
 		}
 		c.last.Store(seq)
 		return nil, nil
-	}))
-	must(t, jsonrpc.Register(m, "triple", func(_ context.Context, x int64) (int64, error) { return 3 * x, nil }))
+	})
+	jsonrpc.Register(m, "triple", func(_ context.Context, x int64) (int64, error) { return 3 * x, nil })
 	count := func(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
 		v, err := next(ctx)
 		if !info.ID.IsZero() {
@@ -520,8 +520,8 @@ func (ss *soakServer) connect(t *testing.T, ctx context.Context, token int, logg
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	p, err := ws.Dial(dctx, ss.url, m, &ws.DialOptions{
-		Options:    ws.Options{Peer: &jsonrpc.Options{Logger: logger, Interceptors: []jsonrpc.Interceptor{count}}},
+	p, err := ws.Dial(dctx, ss.url, ws.DialOptions{
+		Peer:       jsonrpc.Options{Handler: m, Logger: logger, Interceptors: []jsonrpc.Interceptor{count}},
 		HTTPClient: ss.hs.Client(),
 	})
 	if err != nil {

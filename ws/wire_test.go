@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/ws"
 )
 
 // TestRawWire speaks to a Server with a plain coder/websocket client, one
 // JSON-RPC message per text frame, using examples from the specification.
 func TestRawWire(t *testing.T) {
-	ts := startServer(t, &ws.Server{Handler: testMux(t)}, nil)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}}, nil)
 	c := ts.rawDial(t, nil)
 	ts.nextPeer(t)
 
@@ -97,7 +98,7 @@ func sameReply(t testing.TB, got, want []byte) bool {
 // TestBinaryMessage: a binary frame closes the connection with status 1008,
 // and the server's Peer ends with a cause wrapping ErrBinaryMessage.
 func TestBinaryMessage(t *testing.T) {
-	ts := startServer(t, &ws.Server{Handler: testMux(t)}, nil)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}}, nil)
 	c := ts.rawDial(t, nil)
 	server := ts.nextPeer(t)
 

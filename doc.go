@@ -11,8 +11,8 @@
 //		return p[0] + p[1], nil
 //	})
 //	a, b := jsonrpc.Pipe()
-//	server := jsonrpc.NewPeer(a, mux, nil)
-//	client := jsonrpc.NewPeer(b, nil, nil)
+//	server := jsonrpc.NewPeer(a, jsonrpc.Options{Handler: mux})
+//	client := jsonrpc.NewPeer(b)
 //	var sum int
 //	err := client.Call(ctx, "add", []int{1, 2}, &sum) // sum == 3
 //	client.Close(); server.Wait()

@@ -2,16 +2,19 @@
 // github.com/coder/websocket: one JSON-RPC message (object or batch array)
 // per text WebSocket message.
 //
-// A server mounts a Server on any http.ServeMux; each connection gets its
-// own Peer serving the Server's Handler:
+// A server mounts a Server on any http.ServeMux, behind the middleware
+// that authenticates requests; each connection gets its own Peer, whose
+// handlers see the upgrade request's context values:
 //
-//	srv := &ws.Server{Handler: mux}
-//	http.Handle("/rpc", srv)
+//	http.Handle("/rpc", auth(&ws.Server{Peer: jsonrpc.Options{Handler: mux}}))
 //
-// A client dials and gets a Peer, which may serve methods of its own that
-// the server calls back:
+// A client dials and gets a Peer:
 //
-//	peer, err := ws.Dial(ctx, "ws://127.0.0.1:8080/rpc", clientMux, nil)
+//	peer, err := ws.Dial(ctx, "ws://127.0.0.1:8080/rpc")
+//
+// which may serve methods of its own that the server calls back:
+//
+//	peer, err := ws.Dial(ctx, url, ws.DialOptions{Peer: jsonrpc.Options{Handler: clientMux}})
 //
 // Dial also builds for the browser (GOOS=js GOARCH=wasm), where it uses the
 // browser's WebSocket.

@@ -4,11 +4,12 @@ import (
 	"time"
 
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/internal/msgsize"
 )
 
 // Defaults of Options.
 const (
-	DefaultMaxMessageSize = 32 << 20 // 32 MiB, as the stdio transport's cap
+	DefaultMaxMessageSize = msgsize.Default // 32 MiB, the stdio transport's cap too
 	DefaultPingInterval   = 30 * time.Second
 	DefaultPingTimeout    = 15 * time.Second
 )

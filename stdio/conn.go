@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/internal/msgsize"
 )
 
 // Framing selects how messages are delimited on the byte stream.
@@ -42,8 +43,9 @@ func (f Framing) String() string {
 }
 
 // DefaultMaxMessageSize is the cap on an incoming message's size used when
-// Options.MaxMessageSize is zero or negative.
-const DefaultMaxMessageSize = 32 << 20
+// Options.MaxMessageSize is zero or negative: 32 MiB, the ws transport's cap
+// too.
+const DefaultMaxMessageSize = msgsize.Default
 
 // DefaultGracePeriod is how long Close waits for a child process started by
 // Command to exit on its own when Options.GracePeriod is zero.

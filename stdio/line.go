@@ -11,24 +11,11 @@ import (
 	"github.com/peerwire/jsonrpc"
 )
 
-// isSpace reports whether b is JSON insignificant whitespace.
-func isSpace(b byte) bool {
-	return b == ' ' || b == '\t' || b == '\r' || b == '\n'
-}
+// space is JSON's insignificant whitespace (RFC 8259, section 2).
+const space = " \t\r\n"
 
-func trimLeftSpace(b []byte) []byte {
-	for len(b) > 0 && isSpace(b[0]) {
-		b = b[1:]
-	}
-	return b
-}
-
-func trimRightSpace(b []byte) []byte {
-	for len(b) > 0 && isSpace(b[len(b)-1]) {
-		b = b[:len(b)-1]
-	}
-	return b
-}
+func trimLeftSpace(b []byte) []byte  { return bytes.TrimLeft(b, space) }
+func trimRightSpace(b []byte) []byte { return bytes.TrimRight(b, space) }
 
 func allSpace(b []byte) bool { return len(trimLeftSpace(b)) == 0 }
 

@@ -1,10 +1,14 @@
 package ws
 
-import "time"
+import (
+	"time"
+
+	"github.com/peerwire/jsonrpc/internal/msgsize"
+)
 
 // Defaults of Options.
 const (
-	DefaultMaxMessageSize = 32 << 20 // 32 MiB, as the stdio transport's cap
+	DefaultMaxMessageSize = msgsize.Default // 32 MiB, the stdio transport's cap too
 	DefaultPingInterval   = 30 * time.Second
 	DefaultPingTimeout    = 15 * time.Second
 )

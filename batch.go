@@ -255,6 +255,15 @@ func (g *gatherer) flush(r *round) {
 	close(r.sent)
 }
 
+// stop stops the gathering timer.
+func (g *gatherer) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+}
+
 // leave takes element i out of round r when its ctx ends before r is sent.
 // It reports false once r is being sent with the element in it.
 func (g *gatherer) leave(r *round, i int) bool {
@@ -268,86 +277,86 @@ func (g *gatherer) leave(r *round, i int) bool {
 }
 
 // runIntercepted runs each element through the interceptors on its own
-// goroutine, and sends them in rounds (see Batch).
+// goroutine, and sends them in rounds (see Batch). It returns the error
+// that sent nothing, else the first that cut the wait short.
 func (b *outBatch) runIntercepted(ctx context.Context) error {
 	b.chans = make([]chan *response, len(b.elems))
 	g := &gatherer{b: b, ctx: ctx, remaining: len(b.elems), cur: &round{sent: make(chan struct{})}}
-	defer func() {
-		g.mu.Lock()
-		if g.timer != nil {
-			g.timer.Stop()
-		}
-		g.mu.Unlock()
-	}()
-	var (
-		mu       sync.Mutex
-		sendErr  error
-		firstErr error
-		wg       sync.WaitGroup
-	)
+	defer g.stop()
 	defer b.p.inbound.park(ctx)()
+	errs := make([]elemErr, len(b.elems))
+	var wg sync.WaitGroup
 	for i := range b.elems {
 		wg.Add(1)
 		go func() { // owned by Batch, which waits for it
 			defer wg.Done()
-			arrived := false
-			info := &CallInfo{Peer: b.p, Outbound: true, Method: b.elems[i].Method, ID: b.ids[i], Params: b.params[i]}
-			v, err := b.p.intercept(info, func(ctx context.Context) (any, error) {
-				if arrived {
-					return nil, errors.New("jsonrpc: an interceptor called next twice in a batch")
-				}
-				arrived = true
-				if err := checkParams(info.Params); err != nil {
-					g.arrive(i, false)
-					return nil, err
-				}
-				b.params[i] = info.Params // an interceptor may have rewritten them
-				r := g.arrive(i, true)
-				select {
-				case <-r.sent:
-				case <-ctx.Done():
-					if g.leave(r, i) {
-						return nil, ctx.Err()
-					}
-					<-r.sent // being queued, under a ctx that has ended: soon
-				}
-				if r.err != nil {
-					mu.Lock()
-					if sendErr == nil {
-						sendErr = r.err
-					}
-					mu.Unlock()
-					return nil, r.err
-				}
-				if b.ids[i].IsZero() {
-					return nil, b.written(ctx, r.msg, r.idx)
-				}
-				return invokerResult(b.wait(ctx, r.msg, i))
-			})(ctx)
-			if !arrived {
-				g.arrive(i, false)
-			}
-			if err == nil {
-				var raw json.RawMessage
-				if raw, err = rawResult(v); err == nil && !b.ids[i].IsZero() {
-					err = decodeResult(&response{Result: raw}, b.elems[i].Result)
-				}
-			}
-			b.elems[i].Error = err
-			if err != nil && (errors.Is(err, ErrClosed) || ctx.Err() != nil) {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-			}
+			errs[i] = b.runElement(ctx, g, i)
 		}()
 	}
 	wg.Wait()
-	if sendErr != nil {
-		return sendErr
+	var first error
+	for _, e := range errs {
+		if e.send != nil {
+			return e.send
+		}
+		if first == nil && e.err != nil && (errors.Is(e.err, ErrClosed) || ctx.Err() != nil) {
+			first = e.err
+		}
 	}
-	return firstErr
+	return first
+}
+
+// elemErr is how an intercepted element ended: send if its round could not
+// be sent, and its own error.
+type elemErr struct{ send, err error }
+
+// runElement runs element i through the interceptors; the end of the chain
+// joins a round of g and waits for the element's reply. It sets the
+// element's Error and Result.
+func (b *outBatch) runElement(ctx context.Context, g *gatherer, i int) elemErr {
+	var out elemErr
+	arrived := false
+	info := &CallInfo{Peer: b.p, Outbound: true, Method: b.elems[i].Method, ID: b.ids[i], Params: b.params[i]}
+	v, err := b.p.intercept(info, func(ctx context.Context) (any, error) {
+		if arrived {
+			return nil, errors.New("jsonrpc: an interceptor called next twice in a batch")
+		}
+		arrived = true
+		if err := checkParams(info.Params); err != nil {
+			g.arrive(i, false)
+			return nil, err
+		}
+		b.params[i] = info.Params // an interceptor may have rewritten them
+		r := g.arrive(i, true)
+		select {
+		case <-r.sent:
+		case <-ctx.Done():
+			if g.leave(r, i) {
+				return nil, ctx.Err()
+			}
+			<-r.sent // being queued, under a ctx that has ended: soon
+		}
+		switch {
+		case r.err != nil:
+			out.send = r.err
+			return nil, r.err
+		case b.ids[i].IsZero():
+			return nil, b.written(ctx, r.msg, r.idx)
+		}
+		return invokerResult(b.wait(ctx, r.msg, i))
+	})(ctx)
+	if !arrived {
+		g.arrive(i, false)
+	}
+	if err == nil && !b.ids[i].IsZero() {
+		var raw json.RawMessage
+		if raw, err = rawResult(v); err == nil {
+			err = decodeResult(&response{Result: raw}, b.elems[i].Result)
+		}
+	}
+	b.elems[i].Error = err
+	out.err = err
+	return out
 }
 
 // forgetAll forgets the pending calls among ids and returns those that were

@@ -294,13 +294,18 @@ func (p *Peer) write(ctx context.Context, msg []byte) error {
 	}
 }
 
+// eofGrace is how long a failed write waits for the read loop to see the
+// stream's clean end, which a write to a closed connection often fails
+// just before.
+const eofGrace = 100 * time.Millisecond
+
 // writeFailure returns the cause to end the connection with after a write
 // failed with err. The write may have failed because the other side closed
 // the connection cleanly, which the read loop is about to see as io.EOF:
 // give it a moment before blaming the write, so that a clean end is
 // reported as one.
 func (p *Peer) writeFailure(err error) error {
-	t := time.NewTimer(100 * time.Millisecond)
+	t := time.NewTimer(eofGrace)
 	defer t.Stop()
 	select {
 	case <-p.eofSeen:

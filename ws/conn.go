@@ -41,8 +41,10 @@ var (
 type Conn struct {
 	ws *websocket.Conn
 
-	writing    atomic.Int32 // writes in progress
-	readBroken atomic.Bool  // reading stopped in the middle of a message
+	wmu        sync.Mutex
+	writing    int           // writes in progress, under wmu
+	writesDone chan struct{} // made by writeStuck; closed when writing drops to 0
+	readBroken atomic.Bool   // reading stopped in the middle of a message
 	interval   time.Duration
 	timeout    time.Duration
 	keepalive  sync.WaitGroup // a ping in progress
@@ -171,8 +173,17 @@ func cleanEnd(code websocket.StatusCode) bool {
 // cancellable one, four allocations a message. A write the other side does
 // not take is cut short by Close (see jsonrpc.Options.WriteTimeout).
 func (c *Conn) Write(msg []byte) error {
-	c.writing.Add(1)
-	defer c.writing.Add(-1)
+	c.wmu.Lock()
+	c.writing++
+	c.wmu.Unlock()
+	defer func() {
+		c.wmu.Lock()
+		if c.writing--; c.writing == 0 && c.writesDone != nil {
+			close(c.writesDone)
+			c.writesDone = nil
+		}
+		c.wmu.Unlock()
+	}()
 	if err := c.ws.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		return fmt.Errorf("ws: %w", err)
 	}
@@ -248,17 +259,33 @@ func (c *Conn) handshake(code websocket.StatusCode, reason string) error {
 	return fmt.Errorf("ws: no close frame from the other side within %v; connection dropped", closeTimeout)
 }
 
-// writeStuck reports whether a write is still in progress after a moment's
-// grace: a write that is merely finishing on a healthy connection must not
-// cost the close frame.
+// writeGrace is how long Close lets a write in progress finish before it
+// takes the write for stuck (the other side takes no data): long enough
+// for a write that is merely finishing on a healthy connection, which must
+// not cost the close frame.
+const writeGrace = 50 * time.Millisecond
+
+// writeStuck reports whether a write is still in progress writeGrace after
+// it is called.
 func (c *Conn) writeStuck() bool {
-	for deadline := time.Now().Add(50 * time.Millisecond); c.writing.Load() > 0; {
-		if time.Now().After(deadline) {
-			return true
-		}
-		time.Sleep(time.Millisecond)
+	c.wmu.Lock()
+	if c.writing == 0 {
+		c.wmu.Unlock()
+		return false
 	}
-	return false
+	if c.writesDone == nil {
+		c.writesDone = make(chan struct{})
+	}
+	done := c.writesDone
+	c.wmu.Unlock()
+	t := time.NewTimer(writeGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // SetCloseStatus chooses the status and reason Close sends, such as

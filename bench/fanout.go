@@ -91,7 +91,6 @@ func (OursFleet) StartFleet(tb testing.TB, svc *Service, n int) *Fleet {
 	var group jsonrpc.Group
 	var connected atomic.Int64
 	srv := &ws.Server{
-		Handler:        jsonrpc.NewMux(),
 		MaxConnections: n + 100,
 		OnConnect: func(p *jsonrpc.Peer, _ *http.Request) {
 			group.Add(p)
@@ -114,7 +113,7 @@ func (OursFleet) StartFleet(tb testing.TB, svc *Service, n int) *Fleet {
 		closeHTTP()
 	}
 	err := parallel(n, dialWorkers, func(i int) error {
-		p, err := ws.Dial(context.Background(), "ws://"+addr+"/", mux, nil)
+		p, err := ws.Dial(context.Background(), "ws://"+addr+"/", ws.DialOptions{Peer: jsonrpc.Options{Handler: mux}})
 		peers[i] = p
 		return err
 	})

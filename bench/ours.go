@@ -16,23 +16,17 @@ import (
 // OursMux returns a Mux serving svc with this library's typed handlers.
 func OursMux(svc *Service) *jsonrpc.Mux {
 	mux := jsonrpc.NewMux()
-	must(jsonrpc.Register(mux, MethodAdd, func(_ context.Context, p AddParams) (int, error) {
+	jsonrpc.Register(mux, MethodAdd, func(_ context.Context, p AddParams) (int, error) {
 		return svc.Add(p), nil
-	}))
-	must(jsonrpc.Register(mux, MethodEcho, func(_ context.Context, p EchoParams) (string, error) {
+	})
+	jsonrpc.Register(mux, MethodEcho, func(_ context.Context, p EchoParams) (string, error) {
 		return svc.Echo(p), nil
-	}))
-	must(jsonrpc.Register(mux, MethodTick, func(_ context.Context, _ TickParams) (struct{}, error) {
+	})
+	jsonrpc.Register(mux, MethodTick, func(_ context.Context, _ TickParams) (struct{}, error) {
 		svc.Tick()
 		return struct{}{}, nil
-	}))
+	})
 	return mux
-}
-
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
 }
 
 // oursClient adapts a *jsonrpc.Peer to Client and Batcher.
@@ -80,9 +74,9 @@ type OursWS struct{}
 func (OursWS) Name() string { return "ours-ws" }
 
 func (OursWS) Start(tb testing.TB, svc *Service) (Client, func()) {
-	srv := &ws.Server{Handler: OursMux(svc)}
+	srv := &ws.Server{Peer: jsonrpc.Options{Handler: OursMux(svc)}}
 	addr, closeHTTP := HTTPServer(tb, srv)
-	p, err := ws.Dial(context.Background(), "ws://"+addr+"/", nil, nil)
+	p, err := ws.Dial(context.Background(), "ws://"+addr+"/")
 	if err != nil {
 		closeHTTP()
 		tb.Fatal(err)
@@ -133,7 +127,7 @@ func (o OursTCP) Start(tb testing.TB, svc *Service) (Client, func()) {
 			if err != nil {
 				return
 			}
-			p := jsonrpc.NewPeer(stdio.NewConn(c, c, o.opts()), mux, nil)
+			p := jsonrpc.NewPeer(stdio.NewConn(c, c, o.opts()), jsonrpc.Options{Handler: mux})
 			mu.Lock()
 			peers = append(peers, p)
 			mu.Unlock()
@@ -144,7 +138,7 @@ func (o OursTCP) Start(tb testing.TB, svc *Service) (Client, func()) {
 		ln.Close()
 		tb.Fatal(err)
 	}
-	p := jsonrpc.NewPeer(stdio.NewConn(c, c, o.opts()), nil, nil)
+	p := jsonrpc.NewPeer(stdio.NewConn(c, c, o.opts()))
 	return oursClient{p}, func() {
 		p.Close()
 		p.Wait()

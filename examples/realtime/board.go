@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -14,15 +15,20 @@ import (
 // Application error codes. The JSON-RPC specification leaves codes outside
 // -32768..-32000 to applications.
 const (
-	CodeBadText  = -32010 // note text empty or too long
-	CodeNoSuchID = -32011 // like of a note that is not on the board
+	CodeBadText      = -32010 // note text empty or too long
+	CodeNoSuchID     = -32011 // like of a note that is not on the board
+	CodeNotConfirmed = -32012 // board.clear that the page did not confirm
+	CodeNotSignedIn  = -32013 // a connection without a user (not through requireSession)
 )
 
 const (
 	maxText  = 140 // characters (runes) in a note
-	maxName  = 24  // characters kept of a page's display name
+	maxName  = 24  // characters kept of a user's name
 	maxNotes = 200 // notes kept on the board; older ones scroll off
-	anon     = "anonymous"
+
+	// confirmTimeout bounds how long board.clear waits for the person at
+	// the page to answer page.confirm.
+	confirmTimeout = time.Minute
 )
 
 // Note is one sticky note on the board.
@@ -50,8 +56,9 @@ type Stats struct {
 
 // Board is the shared state every page sees. Its methods are the JSON-RPC
 // methods pages call; it pushes changes to every connected page through a
-// jsonrpc.Group, and calls back into the page (page.name) to learn who
-// posted.
+// jsonrpc.Group, and calls back into a page (page.confirm) before it clears
+// the board. Its handlers take the user from their ctx (userFrom): they
+// serve connections that requireSession let through.
 type Board struct {
 	log   *slog.Logger
 	pages jsonrpc.Group // every connected page
@@ -70,26 +77,24 @@ func NewBoard(log *slog.Logger) *Board { return &Board{log: log} }
 //
 //	board.list  → [Note]           all notes, oldest first
 //	board.stats → Stats
-//	board.post  {text} → Note      error -32010 unless 1..140 characters
+//	board.post  {text} → Note      signed by the session's user; error -32010 unless 1..140 characters
 //	board.like  {id}   → Note      error -32011 for an unknown id
-//	board.clear → {cleared: n}
+//	board.clear → {cleared: n}     error -32012 unless the page confirms
+//
+// the method the server calls on the page that asked to clear:
+//
+//	page.confirm {question, notes} → bool
 //
 // and the notifications pushed to pages: board.posted Note, board.liked
 // Note, board.cleared {by}, board.stats Stats.
 func (b *Board) Mux() *jsonrpc.Mux {
 	m := jsonrpc.NewMux()
-	must(jsonrpc.Register(m, "board.list", b.list))
-	must(jsonrpc.Register(m, "board.stats", func(context.Context, struct{}) (Stats, error) { return b.Stats(), nil }))
-	must(jsonrpc.Register(m, "board.post", b.post))
-	must(jsonrpc.Register(m, "board.like", b.like))
-	must(jsonrpc.Register(m, "board.clear", b.clear))
+	jsonrpc.Register(m, "board.list", b.list)
+	jsonrpc.Register(m, "board.stats", func(context.Context, struct{}) (Stats, error) { return b.Stats(), nil })
+	jsonrpc.Register(m, "board.post", b.post)
+	jsonrpc.Register(m, "board.like", b.like)
+	jsonrpc.Register(m, "board.clear", b.clear)
 	return m
-}
-
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
 }
 
 // Join adds a newly connected page to the board's audience.
@@ -128,16 +133,23 @@ func (b *Board) list(context.Context, struct{}) ([]Note, error) {
 	return append([]Note{}, b.notes...), nil
 }
 
-// post puts a note on the board. The author is whatever the posting page
-// answers when the server calls its page.name method.
+// errNotSignedIn answers a call on a connection that carries no user.
+var errNotSignedIn = jsonrpc.NewError(CodeNotSignedIn, "not signed in", nil)
+
+// post puts a note on the board, signed by the user the connection was
+// authenticated as: its handlers' ctx carries it from the upgrade request.
+// Nothing the page sends decides the author.
 func (b *Board) post(ctx context.Context, p struct {
 	Text string `json:"text"`
 }) (Note, error) {
+	author, ok := userFrom(ctx)
+	if !ok {
+		return Note{}, errNotSignedIn
+	}
 	text := strings.TrimSpace(p.Text)
 	if n := utf8.RuneCountInString(text); n < 1 || n > maxText {
 		return Note{}, jsonrpc.NewError(CodeBadText, "note text must be 1..140 characters", map[string]int{"length": n})
 	}
-	author := b.askName(ctx)
 
 	b.mu.Lock()
 	b.nextID++
@@ -180,9 +192,19 @@ func (b *Board) like(ctx context.Context, p struct {
 	return liked, nil
 }
 
-// clear takes every note off the board and tells the other pages who did.
+// clear takes every note off the board, once the page that asked has
+// confirmed, and tells the other pages who did.
 func (b *Board) clear(ctx context.Context, _ struct{}) (map[string]int, error) {
-	by := b.askName(ctx)
+	by, ok := userFrom(ctx)
+	if !ok {
+		return nil, errNotSignedIn
+	}
+	b.mu.Lock()
+	asked := len(b.notes)
+	b.mu.Unlock()
+	if err := b.confirm(ctx, asked); err != nil {
+		return nil, err
+	}
 	b.mu.Lock()
 	n := len(b.notes)
 	b.notes = nil
@@ -193,31 +215,33 @@ func (b *Board) clear(ctx context.Context, _ struct{}) (map[string]int, error) {
 	return map[string]int{"cleared": n}, nil
 }
 
-// askName calls page.name on the page whose request ctx belongs to: the
-// server calling a method of its client on the same connection. A page
-// that does not answer in time, or answers with an error, is anonymous.
-func (b *Board) askName(ctx context.Context) string {
+// confirm calls page.confirm on the page whose request ctx belongs to (the
+// server calling a method of its client on the same connection), with the
+// number of notes on the board, which only the server knows for sure. Any
+// answer but true, or none within confirmTimeout, is a refusal.
+func (b *Board) confirm(ctx context.Context, notes int) error {
 	peer := jsonrpc.PeerFromContext(ctx)
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
 	defer cancel()
 	start := time.Now()
-	var name string
-	err := peer.Call(ctx, "page.name", nil, &name)
-	b.log.Info("server→page call", "method", "page.name", "elapsed", time.Since(start), "answer", name, "err", err)
-	if err != nil {
-		return anon
+	var yes bool
+	err := peer.Call(ctx, "page.confirm", map[string]any{
+		"question": fmt.Sprintf("Clear all %d notes from the board, for everyone?", notes),
+		"notes":    notes,
+	}, &yes)
+	b.log.Info("server→page call", "method", "page.confirm", "elapsed", time.Since(start), "answer", yes, "err", err)
+	if err != nil || !yes {
+		return jsonrpc.NewError(CodeNotConfirmed, "the page did not confirm", nil)
 	}
-	return cleanName(name)
+	return nil
 }
 
-// cleanName trims a display name to something printable and short.
+// cleanName trims a user's name to something printable and short; it
+// returns "" for a name with nothing printable.
 func cleanName(name string) string {
 	name = strings.Join(strings.Fields(name), " ")
 	if r := []rune(name); len(r) > maxName {
 		name = string(r[:maxName])
-	}
-	if name == "" {
-		return anon
 	}
 	return name
 }

@@ -4,15 +4,32 @@
 //
 //	go run ./examples/realtime              # -addr 127.0.0.1:8080
 //
-// One Go server serves the page (embedded static files) and JSON-RPC 2.0
-// over WebSocket at /rpc, with ws.Server. The page's JavaScript client is
-// static/rpc.js, a small JSON-RPC 2.0 module written for this demo. On the
-// wire you can watch (the page shows every frame):
+// One Go server serves the page (embedded static files), a sign-in at
+// /login, and JSON-RPC 2.0 over WebSocket at /rpc, with ws.Server. The
+// page's JavaScript client is static/rpc.js, a small JSON-RPC 2.0 module
+// written for this demo.
+//
+// Who posts: the page signs in first. POST /login {"name": "alice"} starts
+// a session and sets its random token as a cookie (HttpOnly, so the page's
+// scripts cannot read it; SameSite=Strict, so other sites' requests do not
+// carry it). The browser sends the cookie with the WebSocket upgrade, and
+// requireSession, an ordinary http middleware in front of the ws.Server,
+// refuses an upgrade without a live session with 401 and otherwise puts
+// the user into the request's context. ws.Server hands that context's
+// values to every handler of the connection (its default BaseContext), so
+// board.post signs each note with the user from its ctx: not with anything
+// the page says, then or later. The sign-in itself is a stand-in: it takes
+// any name, with no password. A real application would check credentials
+// there (or trust its single sign-on) and nothing else would change. The
+// sessions live in memory and end after 12 hours or with the server.
+//
+// On the wire you can watch (the page shows every frame):
 //
 //   - the page calling the server: board.post returns the new note, or the
 //     application error -32010 when the text is empty or too long;
-//   - the server calling the page: before it posts a note, the server calls
-//     page.name on the posting page and signs the note with the answer;
+//   - the server calling the page: before it clears the board, the server
+//     calls page.confirm on the page that asked, with the number of notes
+//     it is about to clear, and clears only if the person says yes;
 //   - the server notifying every page through a jsonrpc.Group:
 //     board.posted, board.liked, board.cleared, board.stats;
 //   - a batch: on load the page sends [board.list, board.stats] as one
@@ -31,7 +48,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
@@ -93,28 +109,30 @@ func pageURL(a net.Addr) string {
 func serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
 	board := NewBoard(log)
 	rpc := &ws.Server{
-		Handler: board.Mux(),
-		Options: ws.Options{Peer: &jsonrpc.Options{
+		Peer: jsonrpc.Options{
+			Handler:      board.Mux(),
 			Logger:       log,
 			Interceptors: []jsonrpc.Interceptor{logCalls(log)},
-		}},
+		},
+		// BaseContext stays the default, the upgrade request's context:
+		// the handlers find the user that requireSession put there.
 		OnConnect: func(p *jsonrpc.Peer, r *http.Request) {
-			log.Info("page connected", "remote", r.RemoteAddr)
+			user, _ := userFrom(r.Context())
+			log.Info("page connected", "user", user, "remote", r.RemoteAddr)
 			board.Join(p)
+		},
+		OnDisconnect: func(p *jsonrpc.Peer, cause error) {
+			log.Info("page disconnected", "cause", cause)
+			board.Left()
 		},
 		// OriginPatterns stays empty: only pages served by this server
 		// (same origin) may connect.
 	}
 
-	var pagesDone sync.WaitGroup // the /rpc handlers, which outlive hijacking
+	var auth sessions
 	mux := http.NewServeMux()
-	mux.HandleFunc("/rpc", func(w http.ResponseWriter, r *http.Request) {
-		pagesDone.Add(1)
-		defer pagesDone.Done()
-		rpc.ServeHTTP(w, r) // returns when the page's connection ends
-		log.Info("page disconnected", "remote", r.RemoteAddr)
-		board.Left()
-	})
+	mux.HandleFunc("/login", auth.login)
+	mux.Handle("/rpc", auth.requireSession(rpc))
 	files, _ := fs.Sub(static, "static")
 	mux.Handle("/", http.FileServerFS(files))
 
@@ -127,17 +145,21 @@ func serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
 		return err
 	case <-ctx.Done():
 	}
+	// The WebSocket connections first: http.Server.Shutdown does not know
+	// about hijacked connections. rpc.Shutdown returns once every /rpc
+	// request has returned (OnDisconnect included), or when sctx ends.
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rpc.Shutdown(sctx)
+	if err := rpc.Shutdown(sctx); err != nil {
+		log.Warn("pages still busy at shutdown: their connections were closed", "err", err)
+	}
 	err := hs.Shutdown(sctx)
 	<-errc // http.ErrServerClosed
-	pagesDone.Wait()
 	return err
 }
 
 // logCalls returns an interceptor that logs every call and notification a
-// page's Peer serves or sends (the server's page.name calls too) with its
+// page's Peer serves or sends (the server's page.confirm calls too) with its
 // method, id and how long it took.
 func logCalls(log *slog.Logger) jsonrpc.Interceptor {
 	return func(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,8 +42,31 @@ func startServer(t *testing.T) string {
 	return pageURL(ln.Addr())
 }
 
-// page is a Go stand-in for a browser page: a Peer dialled to /rpc that
-// answers page.name and records the notifications the server pushes.
+// login signs in at /login as name, as the page does first, and returns an
+// HTTP client whose cookie jar holds the session.
+func login(t *testing.T, base, name string) *http.Client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Jar: jar}
+	body, _ := json.Marshal(map[string]string{"name": name})
+	resp, err := c.Post(base+"login", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(resp.Body)
+		t.Fatalf("login as %q: %s %s", name, resp.Status, msg)
+	}
+	return c
+}
+
+// page is a Go stand-in for a browser page: a Peer dialled to /rpc with a
+// session, that answers page.confirm (yes, unless it is told otherwise)
+// and records the notifications the server pushes.
 type page struct {
 	*jsonrpc.Peer
 	posted  chan Note
@@ -47,20 +74,32 @@ type page struct {
 	cleared chan string
 	stats   chan Stats
 	version int64 // of the last stats statsUntil read
+
+	mu      sync.Mutex
+	confirm bool     // the answer to page.confirm
+	asked   []string // the questions page.confirm was asked
 }
 
-func dialPage(t *testing.T, base, name string) *page {
+// dialPage signs in as user and connects a page with that session. The
+// page also serves page.name, answering claim: the server must not care.
+func dialPage(t *testing.T, base, user, claim string) *page {
 	t.Helper()
+	client := login(t, base, user)
 	pg := &page{
 		posted:  make(chan Note, 100),
 		liked:   make(chan Note, 100),
 		cleared: make(chan string, 100),
 		stats:   make(chan Stats, 100),
+		confirm: true,
 	}
 	mux := jsonrpc.NewMux()
-	if name != "" { // a page without name answers page.name with -32601
-		jsonrpc.Register(mux, "page.name", func(context.Context, any) (string, error) { return name, nil })
-	}
+	jsonrpc.Register(mux, "page.name", func(context.Context, any) (string, error) { return claim, nil })
+	jsonrpc.Register(mux, "page.confirm", func(_ context.Context, p struct{ Question string }) (bool, error) {
+		pg.mu.Lock()
+		defer pg.mu.Unlock()
+		pg.asked = append(pg.asked, p.Question)
+		return pg.confirm, nil
+	})
 	notify := func(method string, ch chan Note) {
 		jsonrpc.Register(mux, method, func(_ context.Context, n Note) (any, error) { ch <- n; return nil, nil })
 	}
@@ -74,13 +113,28 @@ func dialPage(t *testing.T, base, name string) *page {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	p, err := ws.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"rpc", mux, nil)
+	p, err := ws.Dial(ctx, wsURL(base), ws.DialOptions{
+		Peer:       jsonrpc.Options{Handler: mux},
+		HTTPClient: client, // its jar sends the session cookie with the upgrade
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pg.Peer = p
 	t.Cleanup(func() { p.Close(); p.Wait() })
 	return pg
+}
+
+// wsURL is the URL of /rpc on the server at base.
+func wsURL(base string) string { return "ws" + strings.TrimPrefix(base, "http") + "rpc" }
+
+// setConfirm sets the page's answer to page.confirm and returns the
+// questions asked so far.
+func (pg *page) setConfirm(yes bool) []string {
+	pg.mu.Lock()
+	defer pg.mu.Unlock()
+	pg.confirm = yes
+	return pg.asked
 }
 
 // next waits for the next value on ch.
@@ -119,8 +173,8 @@ func statsUntil(t *testing.T, pg *page, ok func(Stats) bool) Stats {
 func TestBoard(t *testing.T) {
 	base := startServer(t)
 	ctx := t.Context()
-	alice := dialPage(t, base, "  alice  ")
-	bob := dialPage(t, base, "bob")
+	alice := dialPage(t, base, "  alice  ", "alice")
+	bob := dialPage(t, base, "bob", "bob")
 	statsUntil(t, alice, func(s Stats) bool { return s.Online == 2 }) // pushed by the Group on join
 
 	t.Run("post", func(t *testing.T) {
@@ -128,7 +182,7 @@ func TestBoard(t *testing.T) {
 		if err := alice.Call(ctx, "board.post", map[string]string{"text": " hello board "}, &note); err != nil {
 			t.Fatal(err)
 		}
-		// The server called page.name on alice's page to sign the note.
+		// Signed by alice's session (her name as login cleaned it).
 		if note.ID == 0 || note.Text != "hello board" || note.Author != "alice" {
 			t.Fatalf("posted note = %+v", note)
 		}
@@ -163,21 +217,21 @@ func TestBoard(t *testing.T) {
 		next(t, alice.posted, "board.posted on alice")
 	})
 
-	t.Run("page without page.name is anonymous", func(t *testing.T) {
-		anonPage := dialPage(t, base, "")
+	t.Run("a third page", func(t *testing.T) {
+		carol := dialPage(t, base, "carol", "")
 		var note Note
-		if err := anonPage.Call(ctx, "board.post", map[string]int{"text": 5}, nil); !errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams}) {
+		if err := carol.Call(ctx, "board.post", map[string]int{"text": 5}, nil); !errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams}) {
 			t.Fatalf("post with a number for text: %v, want Invalid params", err)
 		}
-		if err := anonPage.Call(ctx, "board.post", map[string]string{"text": "who am I"}, &note); err != nil {
+		if err := carol.Call(ctx, "board.post", map[string]string{"text": "who am I"}, &note); err != nil {
 			t.Fatal(err)
 		}
-		if note.Author != "anonymous" {
-			t.Fatalf("author = %q, want anonymous", note.Author)
+		if note.Author != "carol" {
+			t.Fatalf("author = %q, want carol", note.Author)
 		}
 		next(t, alice.posted, "board.posted on alice")
 		next(t, bob.posted, "board.posted on bob")
-		anonPage.Close()
+		carol.Close()
 		statsUntil(t, alice, func(s Stats) bool { return s.Online == 2 && s.Posted == 3 })
 	})
 
@@ -195,7 +249,7 @@ func TestBoard(t *testing.T) {
 		if batch[0].Error != nil || batch[1].Error != nil {
 			t.Fatal(batch[0].Error, batch[1].Error)
 		}
-		if len(notes) != 3 || notes[0].Text != "hello board" || notes[2].Author != "anonymous" {
+		if len(notes) != 3 || notes[0].Text != "hello board" || notes[2].Author != "carol" {
 			t.Fatalf("board.list = %+v", notes)
 		}
 		if want := (Stats{Notes: 3, Posted: 3, Online: 2, Version: stats.Version}); stats != want || stats.Version == 0 {
@@ -219,6 +273,23 @@ func TestBoard(t *testing.T) {
 		}
 	})
 
+	t.Run("clear refused by the page", func(t *testing.T) {
+		bob.setConfirm(false)
+		err := bob.Call(ctx, "board.clear", nil, nil)
+		if !errors.Is(err, &jsonrpc.Error{Code: CodeNotConfirmed}) {
+			t.Fatalf("board.clear refused: %v, want code %d", err, CodeNotConfirmed)
+		}
+		// The server asked bob's page, with the count only it knows.
+		asked := bob.setConfirm(true)
+		if len(asked) != 1 || !strings.Contains(asked[0], "all 3 notes") {
+			t.Fatalf("page.confirm asked %q, want one question about all 3 notes", asked)
+		}
+		var notes []Note
+		if err := alice.Call(ctx, "board.list", nil, &notes); err != nil || len(notes) != 3 {
+			t.Fatalf("board.list after a refused clear: %d notes, %v; want 3", len(notes), err)
+		}
+	})
+
 	t.Run("clear", func(t *testing.T) {
 		var res struct{ Cleared int }
 		if err := bob.Call(ctx, "board.clear", nil, &res); err != nil {
@@ -237,6 +308,115 @@ func TestBoard(t *testing.T) {
 		bob.Close()
 		statsUntil(t, alice, func(s Stats) bool { return s.Online == 1 })
 	})
+}
+
+// TestNoteSignedBySession checks that a note is signed by the user the
+// connection was authenticated as (the ctx of the handler carries it from
+// the upgrade request), whatever the page claims: in page.name, or in the
+// params of board.post.
+func TestNoteSignedBySession(t *testing.T) {
+	base := startServer(t)
+	ctx := t.Context()
+	alice := dialPage(t, base, "alice", "mallory")
+	bob := dialPage(t, base, "bob", "bob")
+	statsUntil(t, bob, func(s Stats) bool { return s.Online == 2 }) // bob has joined
+	var note Note
+	params := map[string]string{"text": "signed?", "author": "mallory", "name": "mallory", "user": "mallory"}
+	if err := alice.Call(ctx, "board.post", params, &note); err != nil {
+		t.Fatal(err)
+	}
+	if note.Author != "alice" {
+		t.Errorf("the note is signed %q, want alice (the session's user)", note.Author)
+	}
+	if got := next(t, bob.posted, "board.posted on bob"); got.Author != "alice" {
+		t.Errorf("bob was told the note is by %q, want alice", got.Author)
+	}
+}
+
+// TestUpgradeNeedsSession checks that /rpc refuses an upgrade without a
+// live session with 401, before any WebSocket exists, and what /login
+// accepts.
+func TestUpgradeNeedsSession(t *testing.T) {
+	base := startServer(t)
+	for _, tc := range []struct {
+		what   string
+		cookie *http.Cookie
+	}{
+		{"no cookie", nil},
+		{"a token the server never gave", &http.Cookie{Name: sessionCookie, Value: "AAAAAAAAAAAAAAAAAAAAAAAAAA"}},
+		{"an empty token", &http.Cookie{Name: sessionCookie, Value: ""}},
+	} {
+		req := upgradeRequest(t, base)
+		if tc.cookie != nil {
+			req.AddCookie(tc.cookie)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("upgrade with %s: %s, want 401", tc.what, resp.Status)
+		}
+	}
+
+	// ws.Dial without a session fails, and nothing connects.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if p, err := ws.Dial(ctx, wsURL(base)); err == nil {
+		p.Close()
+		t.Error("ws.Dial without a session connected")
+	} else if !strings.Contains(err.Error(), "401") {
+		t.Errorf("ws.Dial without a session: %v, want a 401", err)
+	}
+
+	for _, tc := range []struct {
+		what, method, ctype, body string
+		want                      int
+	}{
+		{"GET", "GET", "", "", http.StatusMethodNotAllowed},
+		{"a form", "POST", "application/x-www-form-urlencoded", "name=alice", http.StatusUnsupportedMediaType},
+		{"no name", "POST", "application/json", `{"name":"  "}`, http.StatusBadRequest},
+		{"not JSON", "POST", "application/json", `name=alice`, http.StatusBadRequest},
+	} {
+		req, _ := http.NewRequest(tc.method, base+"login", strings.NewReader(tc.body))
+		if tc.ctype != "" {
+			req.Header.Set("Content-Type", tc.ctype)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want || len(resp.Cookies()) != 0 {
+			t.Errorf("login with %s: %s and %d cookies, want %d and none", tc.what, resp.Status, len(resp.Cookies()), tc.want)
+		}
+	}
+
+	// A login sets an HttpOnly, SameSite=Strict cookie.
+	resp, err := http.Post(base+"login", "application/json", strings.NewReader(`{"name":"alice"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cs := resp.Cookies()
+	if resp.StatusCode != http.StatusOK || len(cs) != 1 || cs[0].Name != sessionCookie || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode {
+		t.Errorf("login: %s, cookies %v; want 200 and one HttpOnly SameSite=Strict %s", resp.Status, cs, sessionCookie)
+	}
+}
+
+// upgradeRequest returns a same-origin WebSocket upgrade request for /rpc.
+func upgradeRequest(t *testing.T, base string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest("GET", base+"rpc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Origin": strings.TrimSuffix(base, "/")} {
+		req.Header.Set(k, v)
+	}
+	return req
 }
 
 // TestStatic checks that the embedded page is served next to /rpc.
@@ -261,13 +441,12 @@ func TestStatic(t *testing.T) {
 			t.Errorf("GET /%s: Content-Type %q; modules need text/javascript", path, resp.Header.Get("Content-Type"))
 		}
 	}
-	// A browser on another site may not connect to /rpc.
-	req, _ := http.NewRequest("GET", base+"rpc", nil)
-	for k, v := range map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
-		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Origin": "http://evil.example"} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	// A browser on another site may not connect to /rpc, even with a
+	// session (were its cookie sent, which SameSite=Strict prevents).
+	client := login(t, base, "alice")
+	req := upgradeRequest(t, base)
+	req.Header.Set("Origin", "http://evil.example")
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

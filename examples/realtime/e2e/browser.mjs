@@ -64,16 +64,41 @@ const wireHas = ([dir, kind, label]) => [...document.querySelectorAll('#wire li'
   li.dataset.dir === dir && li.dataset.kind === kind && li.querySelector('b').textContent.includes(label));
 const noteCount = (n) => document.querySelectorAll('[data-test=note]').length === n;
 
+// openPage loads the page and signs in as name: the server signs the
+// page's notes with the session's name from then on.
 async function openPage(context, who, name) {
   const page = await context.newPage();
   page.on('pageerror', (e) => pageErrors.push(`${who}: ${e.message}`));
   page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`${who}: console: ${m.text()}`); });
   step = `${who}: load ${url}`;
   await page.goto(url);
-  await expect(page, who, 'connected and loaded the board with one batch', () => document.body.dataset.ready === 'true');
   await expect(page, who, 'got a default guest name', () => /^guest-\d{4}$/.test(document.getElementById('name').value));
+  await expect(page, who, 'signed out: nothing to post with yet', () => document.getElementById('compose').hidden);
+  step = `${who}: sign in as ${name}`;
   await page.fill('#name', name);
+  await page.click('#signin');
+  await expect(page, who, 'connected and loaded the board with one batch', () => document.body.dataset.ready === 'true');
+  await expect(page, who, `shows "Signed in as ${name}"`, textIs, ['me', `Signed in as ${name}`]);
   return page;
+}
+
+// clickClear clicks "Clear board" and answers the page.confirm dialog that
+// the server's call opens, accepting or dismissing it; it returns the
+// question asked.
+async function clickClear(page, who, accept) {
+  step = `${who}: clear the board, ${accept ? 'accepting' : 'dismissing'} the confirmation`;
+  // Answered from the event: an open dialog would hold up the click.
+  const asked = new Promise((resolve) => page.once('dialog', (d) => {
+    resolve(d.message());
+    (accept ? d.accept() : d.dismiss()).catch((e) => pageErrors.push(`${who}: dialog: ${e.message}`));
+  }));
+  await page.click('#clear');
+  let timer;
+  const question = await Promise.race([asked, new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${step}: no dialog within ${STEP_TIMEOUT_MS} ms`)), STEP_TIMEOUT_MS);
+  })]).finally(() => clearTimeout(timer));
+  console.log(`ok  ${step}: "${question}"`);
+  return question;
 }
 
 async function post(page, text) {
@@ -98,19 +123,40 @@ try {
   const context = await browser.newContext({ viewport: { width: 760, height: 900 } });
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
 
+  // Without a session the server refuses the WebSocket (401 at the
+  // upgrade; a browser only sees that the connection failed).
+  const guestContext = await browser.newContext(); // no cookies
+  const guestPage = await guestContext.newPage();
+  step = `no session: load ${url}`;
+  await guestPage.goto(url);
+  step = 'no session: connect to /rpc before signing in';
+  const refused = await guestPage.evaluate(async () => {
+    const { connect } = await import('./rpc.js');
+    const rpcURL = new URL('rpc', location.href);
+    rpcURL.protocol = 'ws:';
+    try {
+      (await connect(rpcURL.href)).close();
+      return 'connected';
+    } catch (e) {
+      return e.message;
+    }
+  });
+  if (!refused.startsWith('cannot connect')) throw new Error(`${step}: ${refused}, want the connection refused`);
+  console.log(`ok  ${step}: refused`);
+  await guestContext.close();
+
   // Page A alone: its batch on load shows an empty board.
   const a = await openPage(context, 'A', 'alice');
   await expect(a, 'A', 'stats from the batch: 0 notes, 1 page online', stats, [0, 1, 0]);
   await expect(a, 'A', 'the batch went out as one JSON array', wireHas, ['out', 'batch', 'board.list, board.stats']);
 
-  // A posts: the result is the note, signed with the name the server got
-  // by calling page.name on A.
+  // A posts: the result is the note, signed with the name of A's session.
   await post(a, 'First note, from A');
   await expect(a, 'A', 'its note signed "alice"', hasNote, ['First note, from A', 'alice']);
-  await expect(a, 'A', 'the server called page.name on the page', wireHas, ['in', 'call', 'page.name']);
-  await expect(a, 'A', 'the page answered the server', wireHas, ['out', 'reply', '']);
 
-  // Page B opens: its batch on load renders A's note and the stats.
+  // Page B opens and signs in as bob (in the same browser, so bob's cookie
+  // replaces alice's: A's connection stays alice's, authenticated when it
+  // was opened). Its batch on load renders A's note and the stats.
   const b = await openPage(context, 'B', 'bob');
   await expect(b, 'B', 'A\'s note loaded by the batch, with A\'s name', hasNote, ['First note, from A', 'alice']);
   await expect(b, 'B', 'stats: 1 note, 2 pages online, 1 posted', stats, [1, 2, 1]);
@@ -156,9 +202,17 @@ try {
     console.log(`ok  screenshot of both pages written to ${process.env.SCREENSHOT}`);
   }
 
-  // B clears the board; the server tells A who did.
-  step = 'B: clear the board';
-  await b.click('#clear');
+  // B asks to clear the board: the server calls page.confirm on B with the
+  // number of notes. B says no first: nothing happens.
+  const question = await clickClear(b, 'B', false);
+  if (!question.includes('all 3 notes')) throw new Error(`${step}: asked "${question}", want a question about all 3 notes`);
+  await expect(b, 'B', 'the server called page.confirm on the page', wireHas, ['in', 'call', 'page.confirm']);
+  await expect(b, 'B', 'the page answered the server', wireHas, ['out', 'reply', '']);
+  await expect(b, 'B', 'told the board was kept', textIs, ['activity', 'You kept the board as it is']);
+  await expect(a, 'A', 'still 3 notes', noteCount, 3);
+
+  // B says yes; the server tells A who cleared it.
+  await clickClear(b, 'B', true);
   await expect(b, 'B', 'its board empty', noteCount, 0);
   await expect(b, 'B', 'its error cleared', errorHidden);
   await expect(a, 'A', 'board cleared live', noteCount, 0);

@@ -1,18 +1,22 @@
-// app.js: the sticky board page. All its talk with the server goes through
-// rpc.js; every frame is also shown in the "On the wire" panel.
+// app.js: the sticky board page. It signs in first (POST login, which sets
+// the session cookie that the WebSocket upgrade carries), then all its talk
+// with the server goes through rpc.js; every frame is also shown in the
+// "On the wire" panel.
 import { connect } from './rpc.js';
+
+const CodeNotConfirmed = -32012; // board.clear that this page did not confirm
 
 const $ = (id) => document.getElementById(id);
 const nameInput = $('name');
 const textInput = $('text');
 const notesList = $('notes');
 
-// The display name the server asks for (page.name) whenever this page
-// posts. Kept per tab, so two tabs can be two people.
+// The name to sign in with, remembered per tab, so that two tabs can be
+// two people. The server signs notes with the name of the session, which
+// this page cannot change once it is connected.
 const guest = `guest-${1000 + Math.floor(Math.random() * 9000)}`;
 nameInput.value = sessionStorage.getItem('name') || guest;
 nameInput.addEventListener('input', () => sessionStorage.setItem('name', nameInput.value));
-const myName = () => nameInput.value.trim() || guest;
 
 textInput.addEventListener('input', () => {
   const n = [...textInput.value.trim()].length;
@@ -98,22 +102,58 @@ function traceFrame(dir, text) {
   while (wire.children.length > 40) wire.lastElementChild.remove();
 }
 
+// signIn starts a session: the server answers with the name it will sign
+// this page's notes with, and sets the session cookie (HttpOnly: this
+// script never sees it).
+async function signIn(name) {
+  const resp = await fetch('login', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name }),
+  });
+  if (!resp.ok) throw new Error(`cannot sign in: ${(await resp.text()).trim() || resp.status}`);
+  return (await resp.json()).name;
+}
+
+$('login').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  $('signin').disabled = true;
+  try {
+    const name = await signIn(nameInput.value.trim() || guest);
+    $('me-name').textContent = name;
+    if (await start()) {
+      $('login').hidden = true;
+      $('me').hidden = false;
+      $('compose').hidden = false;
+      showError(null);
+    }
+  } catch (e) {
+    showError(e);
+  } finally {
+    $('signin').disabled = false;
+  }
+});
+
+// start connects with the session and sets the page up; it resolves to
+// false when the server refused the connection.
 async function start() {
   const url = new URL('rpc', location.href);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  setStatus('connecting', 'connecting…');
   let rpc;
   try {
     rpc = await connect(url.href);
   } catch (e) {
     setStatus('offline', 'offline');
-    showError(e);
-    return;
+    showError(new Error(`${e.message}: sign in again`));
+    return false;
   }
   setStatus('online', 'connected');
   rpc.trace = traceFrame;
 
-  // Methods the server calls on this page.
-  rpc.handle('page.name', () => myName());
+  // Methods the server calls on this page: before it clears the board,
+  // the server asks the person here, with the count only it knows.
+  rpc.handle('page.confirm', ({ question }) => window.confirm(question));
 
   // Notifications the server pushes to every page.
   rpc.on('board.posted', (note) => {
@@ -150,7 +190,9 @@ async function start() {
       say(`You cleared the board (${cleared} notes)`);
       showError(null);
     } catch (e) {
-      showError(e);
+      if (e.code !== CodeNotConfirmed) return showError(e);
+      say('You kept the board as it is');
+      showError(null);
     }
   });
   notesList.addEventListener('click', async (event) => {
@@ -173,6 +215,5 @@ async function start() {
   } catch (e) {
     showError(e);
   }
+  return true;
 }
-
-start();

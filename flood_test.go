@@ -63,7 +63,7 @@ func stdioTCPPair(t *testing.T, ha, hb jsonrpc.Handler, o jsonrpc.Options) (*jso
 	if c2 == nil {
 		t.Fatal("accept failed")
 	}
-	so := &stdio.Options{Framing: stdio.Line}
+	so := stdio.Options{Framing: stdio.Line}
 	a := jsonrpc.NewPeer(stdio.NewConn(c1, c1, so), serving(o, ha))
 	b := jsonrpc.NewPeer(stdio.NewConn(c2, c2, so), serving(o, hb))
 	closeAtEnd(t, a, b)

@@ -102,11 +102,11 @@ func (o OursTCP) Name() string {
 	return "ours-tcp-header"
 }
 
-func (o OursTCP) opts() *stdio.Options {
+func (o OursTCP) opts() stdio.Options {
 	if o.Line {
-		return &stdio.Options{Framing: stdio.Line}
+		return stdio.Options{Framing: stdio.Line}
 	}
-	return &stdio.Options{Framing: stdio.Header}
+	return stdio.Options{Framing: stdio.Header}
 }
 
 func (o OursTCP) Start(tb testing.TB, svc *Service) (Client, func()) {

@@ -61,7 +61,8 @@ func (p *process) endOfOutput() error {
 // the child before returning, so no process or goroutine outlives Close.
 // Close returns nil if the child exited with status 0 and otherwise an error
 // wrapping its *exec.ExitError, which says so if the child had to be killed.
-func Command(cmd *exec.Cmd, opts *Options) (*Conn, error) {
+func Command(cmd *exec.Cmd, opts ...Options) (*Conn, error) {
+	o := oneOf(opts)
 	switch {
 	case cmd.Process != nil:
 		return nil, errors.New("stdio: Command: process already started")
@@ -99,11 +100,11 @@ func Command(cmd *exec.Cmd, opts *Options) (*Conn, error) {
 	}
 
 	p := &process{cmd: cmd, stdin: inW, stdout: outR, grace: DefaultGracePeriod, exited: make(chan struct{})}
-	if opts != nil && opts.GracePeriod != 0 {
-		p.grace = opts.GracePeriod
+	if o != nil && o.GracePeriod != 0 {
+		p.grace = o.GracePeriod
 	}
 	go p.reap() // owned by the Conn: Close makes the child exit and waits
-	c := newConn(outR, inW, opts)
+	c := newConn(outR, inW, o)
 	c.proc = p
 	c.closeFn = func() error { return c.closeProcess() }
 	return c, nil

@@ -23,7 +23,11 @@ func startChild(t *testing.T, mode string, opts *Options) *Conn {
 	// told otherwise.
 	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
 	cmd.Env = append(os.Environ(), childEnv+"="+mode, "GORACE="+gorace)
-	c, err := Command(cmd, opts)
+	var o []Options
+	if opts != nil {
+		o = append(o, *opts)
+	}
+	c, err := Command(cmd, o...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,19 +191,19 @@ func TestCommandCrash(t *testing.T) {
 func TestCommandErrors(t *testing.T) {
 	cmd := exec.Command("true")
 	cmd.Stdin = strings.NewReader("")
-	if _, err := Command(cmd, nil); err == nil {
+	if _, err := Command(cmd); err == nil {
 		t.Error("Command with Stdin set succeeded")
 	}
 	cmd = exec.Command("true")
 	cmd.Stdout = io.Discard
-	if _, err := Command(cmd, nil); err == nil {
+	if _, err := Command(cmd); err == nil {
 		t.Error("Command with Stdout set succeeded")
 	}
 	cmd = exec.Command("/nonexistent/stdio-test-binary")
-	if _, err := Command(cmd, nil); err == nil {
+	if _, err := Command(cmd); err == nil {
 		t.Error("Command with a missing binary succeeded")
 	}
-	if ps := NewConn(nil, nil, nil).ProcessState(); ps != nil {
+	if ps := NewConn(nil, nil).ProcessState(); ps != nil {
 		t.Errorf("ProcessState of a NewConn Conn = %v", ps)
 	}
 }

@@ -126,8 +126,8 @@ var _ jsonrpc.Conn = (*Conn)(nil)
 // reader's also ends once Read has returned a final error. A call to r.Read
 // or w.Write under way at Close cannot be interrupted: its goroutine
 // outlives Close until that call returns, then ends without another.
-func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
-	c := newConn(r, w, opts)
+func NewConn(r io.Reader, w io.Writer, opts ...Options) *Conn {
+	c := newConn(r, w, oneOf(opts))
 	if _, ok := r.(io.Closer); !ok && r != nil {
 		c.rpump = newPump(r.Read)
 		c.br = bufio.NewReaderSize(c.rpump, readBufferSize)
@@ -147,9 +147,9 @@ func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 // Peer on it can be closed at any time, from a handler too. When it is a
 // terminal or a file, and on other systems, a pending Read returns only once
 // input arrives or the stream ends.
-func Stdio(opts *Options) *Conn {
+func Stdio(opts ...Options) *Conn {
 	in, release := openStdin()
-	c := newConn(in, os.Stdout, opts)
+	c := newConn(in, os.Stdout, oneOf(opts))
 	c.closeFn = func() error {
 		werr := os.Stdout.Close()
 		if rerr := release(); werr == nil {
@@ -158,6 +158,17 @@ func Stdio(opts *Options) *Conn {
 		return werr
 	}
 	return c
+}
+
+// oneOf returns the one Options given, or nil for none.
+func oneOf(opts []Options) *Options {
+	switch len(opts) {
+	case 0:
+		return nil
+	case 1:
+		return &opts[0]
+	}
+	panic("stdio: more than one Options")
 }
 
 func newConn(r io.Reader, w io.Writer, opts *Options) *Conn {

@@ -26,8 +26,8 @@ func TestRoundTrip(t *testing.T) {
 	for _, f := range framings {
 		t.Run(f.String(), func(t *testing.T) {
 			pr, pw := io.Pipe()
-			writer := NewConn(nil, pw, &Options{Framing: f})
-			reader := NewConn(pr, nil, &Options{Framing: f})
+			writer := NewConn(nil, pw, Options{Framing: f})
+			reader := NewConn(pr, nil, Options{Framing: f})
 			errc := make(chan error, 1)
 			go func() {
 				defer writer.Close()
@@ -82,7 +82,7 @@ func TestWriteWireFormat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var rec recorder
-		c := NewConn(nil, &rec, &Options{Framing: tt.framing})
+		c := NewConn(nil, &rec, Options{Framing: tt.framing})
 		defer c.Close()
 		if err := c.Write([]byte(tt.msg)); err != nil {
 			t.Errorf("%v Write(%q): %v", tt.framing, tt.msg, err)
@@ -96,7 +96,7 @@ func TestWriteWireFormat(t *testing.T) {
 
 func TestLineWriteErrors(t *testing.T) {
 	var rec recorder
-	c := NewConn(nil, &rec, &Options{Framing: Line})
+	c := NewConn(nil, &rec, Options{Framing: Line})
 	defer c.Close()
 	for _, msg := range []string{"", " \r\n", "{\n", "not json\n"} {
 		if err := c.Write([]byte(msg)); err == nil {
@@ -113,7 +113,7 @@ func TestLineWriteErrors(t *testing.T) {
 func TestConcurrentWrites(t *testing.T) {
 	for _, f := range framings {
 		var rec recorder
-		c := NewConn(nil, &rec, &Options{Framing: f})
+		c := NewConn(nil, &rec, Options{Framing: f})
 		defer c.Close()
 		var wg sync.WaitGroup
 		for i := range 20 {
@@ -160,7 +160,7 @@ func TestCloseUnblocks(t *testing.T) {
 		t.Run(name+"/Read", func(t *testing.T) {
 			r, w := newPipe(t)
 			defer w.Close()
-			c := NewConn(r, nil, nil)
+			c := NewConn(r, nil)
 			done := make(chan error, 1)
 			go func() {
 				_, err := c.Read()
@@ -180,7 +180,7 @@ func TestCloseUnblocks(t *testing.T) {
 		t.Run(name+"/Write", func(t *testing.T) {
 			r, w := newPipe(t)
 			defer r.Close()
-			c := NewConn(nil, w, nil)
+			c := NewConn(nil, w)
 			done := make(chan error, 1)
 			go func() { // nobody reads, so this blocks
 				done <- c.Write(make([]byte, 1<<20))
@@ -200,7 +200,7 @@ func TestCloseUnblocks(t *testing.T) {
 }
 
 func TestUseAfterClose(t *testing.T) {
-	c := NewConn(strings.NewReader(frame("{}")), io.Discard, nil)
+	c := NewConn(strings.NewReader(frame("{}")), io.Discard)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ type uncomparable struct {
 func TestCloseClosesEachOnce(t *testing.T) {
 	var n, m int
 	rw := &closer{&n}
-	c := NewConn(rw, rw, nil)
+	c := NewConn(rw, rw)
 	c.Close()
 	c.Close()
 	if n != 1 {
@@ -239,7 +239,7 @@ func TestCloseClosesEachOnce(t *testing.T) {
 	}
 
 	n = 0
-	c = NewConn(closer{&n}, closer{&m}, nil)
+	c = NewConn(closer{&n}, closer{&m})
 	c.Close()
 	if n != 1 || m != 1 {
 		t.Errorf("reader closed %d times, writer %d times, want 1 and 1", n, m)
@@ -247,13 +247,13 @@ func TestCloseClosesEachOnce(t *testing.T) {
 
 	n = 0
 	u := uncomparable{closer: closer{&n}}
-	c = NewConn(u, u, nil) // must not panic comparing them
+	c = NewConn(u, u) // must not panic comparing them
 	c.Close()
 	if n != 2 {
 		t.Errorf("uncomparable values closed %d times, want 2", n)
 	}
 
-	c = NewConn(strings.NewReader(""), io.Discard, nil) // no closers
+	c = NewConn(strings.NewReader(""), io.Discard) // no closers
 	if err := c.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
@@ -261,7 +261,7 @@ func TestCloseClosesEachOnce(t *testing.T) {
 
 func TestCloseConcurrent(t *testing.T) {
 	pr, pw := io.Pipe()
-	c := NewConn(pr, pw, nil)
+	c := NewConn(pr, pw)
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() { c.Close() })
@@ -277,5 +277,5 @@ func TestInvalidFramingPanics(t *testing.T) {
 			t.Error("NewConn with Framing(7) did not panic")
 		}
 	}()
-	NewConn(nil, nil, &Options{Framing: 7})
+	NewConn(nil, nil, Options{Framing: 7})
 }

@@ -42,7 +42,7 @@
 // process and talks to it over its standard input and output:
 //
 //	cmd := exec.Command("gopls")
-//	conn, err := stdio.Command(cmd, nil) // Header framing
+//	conn, err := stdio.Command(cmd) // Header framing
 //	if err != nil {
 //		return err
 //	}
@@ -54,5 +54,5 @@
 //
 // A server speaking MCP over its own standard streams would use:
 //
-//	conn := stdio.Stdio(&stdio.Options{Framing: stdio.Line})
+//	conn := stdio.Stdio(stdio.Options{Framing: stdio.Line})
 package stdio

@@ -50,8 +50,8 @@ func newStreamPeer(t *testing.T, f Framing, opts *jsonrpc.Options) *streamPeer {
 		s.ended <- time.Now()
 		return nil, ctx.Err()
 	})
-	s.p = jsonrpc.NewPeer(NewConn(inR, outW, &Options{Framing: f}), peerOptions(opts, h))
-	remote := NewConn(outR, nil, &Options{Framing: f})
+	s.p = jsonrpc.NewPeer(NewConn(inR, outW, Options{Framing: f}), peerOptions(opts, h))
+	remote := NewConn(outR, nil, Options{Framing: f})
 	go func() {
 		defer close(s.done)
 		for {

@@ -92,7 +92,7 @@ func TestHeaderFraming(t *testing.T) {
 // TestHeaderErrorIsFinal checks that a malformed header ends the Conn: the
 // same error comes back instead of parsing the rest as a new frame.
 func TestHeaderErrorIsFinal(t *testing.T) {
-	c := NewConn(strings.NewReader("Content-Length: x\r\n\r\n"+frame("{}")), io.Discard, nil)
+	c := NewConn(strings.NewReader("Content-Length: x\r\n\r\n"+frame("{}")), io.Discard)
 	_, err1 := c.Read()
 	_, err2 := c.Read()
 	if !errors.Is(err1, errBadHeader) || err2 != err1 {
@@ -110,7 +110,7 @@ func TestHugeContentLengthDoesNotAllocate(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		start := time.Now()
-		c := NewConn(r, io.Discard, &Options{MaxMessageSize: limit})
+		c := NewConn(r, io.Discard, Options{MaxMessageSize: limit})
 		_, err := c.Read()
 		elapsed := time.Since(start)
 		runtime.ReadMemStats(&after)
@@ -137,7 +137,7 @@ func TestOversizeHeaderMessageStreams(t *testing.T) {
 	)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	c := NewConn(input, io.Discard, nil)
+	c := NewConn(input, io.Discard)
 	defer c.Close()
 	_, err1 := c.Read()
 	msg, err2 := c.Read()

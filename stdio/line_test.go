@@ -67,7 +67,7 @@ func TestOversizeLineStreams(t *testing.T) {
 	)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	c := NewConn(input, io.Discard, &Options{Framing: Line, MaxMessageSize: limit})
+	c := NewConn(input, io.Discard, Options{Framing: Line, MaxMessageSize: limit})
 	defer c.Close()
 	_, err1 := c.Read()
 	msg, err2 := c.Read()
@@ -90,7 +90,7 @@ func TestLineAllocation(t *testing.T) {
 	input := strings.Repeat("x", limit) + "\n"
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	c := NewConn(strings.NewReader(input), io.Discard, &Options{Framing: Line, MaxMessageSize: limit})
+	c := NewConn(strings.NewReader(input), io.Discard, Options{Framing: Line, MaxMessageSize: limit})
 	defer c.Close()
 	msg, err := c.Read()
 	runtime.ReadMemStats(&after)

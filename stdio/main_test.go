@@ -48,7 +48,7 @@ func runChild(mode string) int {
 
 // echo writes back every message read from standard input until it ends.
 func echo(f Framing) int {
-	c := Stdio(&Options{Framing: f})
+	c := Stdio(Options{Framing: f})
 	defer c.Close()
 	for {
 		msg, err := c.Read()
@@ -75,7 +75,7 @@ func closeFromHandler() int {
 	mux.HandleFunc("quit", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
 		return nil, jsonrpc.PeerFromContext(ctx).Close()
 	})
-	p := jsonrpc.NewPeer(Stdio(&Options{Framing: Line}), jsonrpc.Options{Handler: mux})
+	p := jsonrpc.NewPeer(Stdio(Options{Framing: Line}), jsonrpc.Options{Handler: mux})
 	p.Wait()
 	return 0
 }
@@ -107,7 +107,7 @@ func readAll(t testing.TB, c *Conn, limit int) ([]string, error) {
 // decode reads every message of input with the given framing and cap.
 func decode(t testing.TB, input []byte, f Framing, limit int64) ([]string, error) {
 	t.Helper()
-	c := NewConn(bytes.NewReader(input), io.Discard, &Options{Framing: f, MaxMessageSize: limit})
+	c := NewConn(bytes.NewReader(input), io.Discard, Options{Framing: f, MaxMessageSize: limit})
 	return readAll(t, c, len(input)+2)
 }
 

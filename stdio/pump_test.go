@@ -57,7 +57,7 @@ func TestCloseUnblocksReadOfUncloseableReader(t *testing.T) {
 		t.Run(f.String(), func(t *testing.T) {
 			g := newGate()
 			defer close(g.open) // the pump ends once the reader returns
-			p := jsonrpc.NewPeer(NewConn(g, io.Discard, &Options{Framing: f}))
+			p := jsonrpc.NewPeer(NewConn(g, io.Discard, Options{Framing: f}))
 			g.entry(t)
 			within(t, time.Second, "Peer.Close", func() { p.Close() })
 		})
@@ -71,7 +71,7 @@ func TestCloseUnblocksConnReadOfUncloseableReader(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	g := newGate()
 	defer close(g.open)
-	c := NewConn(g, nil, nil)
+	c := NewConn(g, nil)
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Read()
@@ -105,7 +105,7 @@ func TestCloseUnblocksWriteToUncloseableWriter(t *testing.T) {
 	t.Run("Conn", func(t *testing.T) {
 		g := newGate()
 		defer close(g.open)
-		c := NewConn(nil, g, nil)
+		c := NewConn(nil, g)
 		done := make(chan error, 1)
 		go func() { done <- c.Write([]byte("{}")) }()
 		g.entry(t)
@@ -127,7 +127,7 @@ func TestCloseUnblocksWriteToUncloseableWriter(t *testing.T) {
 		defer close(g.open)
 		pr, pw := io.Pipe()
 		defer pw.Close()
-		p := jsonrpc.NewPeer(NewConn(pr, g, nil))
+		p := jsonrpc.NewPeer(NewConn(pr, g))
 		done := make(chan error, 1)
 		go func() { done <- p.Notify(context.Background(), "note", nil) }()
 		g.entry(t)

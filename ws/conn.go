@@ -78,8 +78,16 @@ var _ jsonrpc.Conn = (*Conn)(nil)
 // the Close of a Conn made by NewConn may wait coder/websocket's 5 s for an
 // unanswered close frame; Dial, Accept and Server make Conns whose Close is
 // bounded by 1 s.
-func NewConn(c *websocket.Conn, opts *Options) *Conn {
-	return newConn(c, nil, opts)
+func NewConn(c *websocket.Conn, opts ...Options) *Conn {
+	var o *Options
+	switch len(opts) {
+	case 0:
+	case 1:
+		o = &opts[0]
+	default:
+		panic("ws: more than one Options")
+	}
+	return newConn(c, nil, o)
 }
 
 // newConn is NewConn with drop, which closes the transport under c.

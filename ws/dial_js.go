@@ -29,5 +29,5 @@ func Dial(ctx context.Context, url string, opts ...DialOptions) (*jsonrpc.Peer, 
 	if err != nil {
 		return nil, err
 	}
-	return jsonrpc.NewPeer(NewConn(c, &o.Options), o.Peer), nil
+	return jsonrpc.NewPeer(NewConn(c, o.Options), o.Peer), nil
 }

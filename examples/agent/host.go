@@ -312,7 +312,7 @@ type tool struct {
 func (h *host) start(self, name, token string) (*tool, error) {
 	cmd := exec.Command(self, "-tool", name)
 	cmd.Env = append(os.Environ(), tokenEnv+"="+token)
-	conn, err := stdio.Command(cmd, &stdio.Options{Framing: stdio.Line, GracePeriod: closeGrace})
+	conn, err := stdio.Command(cmd, stdio.Options{Framing: stdio.Line, GracePeriod: closeGrace})
 	if err != nil {
 		return nil, fmt.Errorf("starting tool %s: %w", name, err)
 	}

@@ -39,7 +39,7 @@ func startTool(t *testing.T, name string, h jsonrpc.Handler) *toolConn {
 	cmd.Env = childEnv(tokenEnv + "=" + testToken)
 	tc := &toolConn{stderr: new(testbin.Buffer)}
 	cmd.Stderr = tc.stderr
-	conn, err := stdio.Command(cmd, &stdio.Options{Framing: stdio.Line, GracePeriod: exitGrace})
+	conn, err := stdio.Command(cmd, stdio.Options{Framing: stdio.Line, GracePeriod: exitGrace})
 	if err != nil {
 		t.Fatal(err)
 	}

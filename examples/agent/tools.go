@@ -106,7 +106,7 @@ func runTool(name string) error {
 
 	// Standard output carries the protocol: diagnostics go to stderr.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("tool", name)
-	return jsonrpc.Serve(stdio.Stdio(&stdio.Options{Framing: stdio.Line}), jsonrpc.Options{
+	return jsonrpc.Serve(stdio.Stdio(stdio.Options{Framing: stdio.Line}), jsonrpc.Options{
 		Handler:      mux,
 		Logger:       logger,
 		Cancel:       jsonrpc.MCPCancel,

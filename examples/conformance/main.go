@@ -88,7 +88,7 @@ func run(args []string, stderr io.Writer) int {
 		default:
 			return usage("unknown framing %q (want header or line)", *framing)
 		}
-		err = serve(ctx, stdio.Stdio(&stdio.Options{Framing: f}), log)
+		err = serve(ctx, stdio.Stdio(stdio.Options{Framing: f}), log)
 	case "ws":
 		err = serveWS(*addr, origins, os.Stdout, log)
 	default:

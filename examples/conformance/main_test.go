@@ -77,7 +77,7 @@ func start(t *testing.T, framing string, args ...string) *child {
 	cmd := exec.Command(binPath, append([]string{"-transport", "stdio", "-framing", framing}, args...)...)
 	cmd.Stderr = &c.stderr
 	cmd.Env = testbin.Env()
-	conn, err := stdio.Command(cmd, &stdio.Options{Framing: f, GracePeriod: exitTimeout})
+	conn, err := stdio.Command(cmd, stdio.Options{Framing: f, GracePeriod: exitTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func runChild() error {
 		}
 		return n, nil
 	})
-	return jsonrpc.Serve(stdio.Stdio(nil), jsonrpc.Options{Handler: mux})
+	return jsonrpc.Serve(stdio.Stdio(), jsonrpc.Options{Handler: mux})
 }
 
 func runParent() error {
@@ -78,7 +78,7 @@ func runParent() error {
 	if err != nil {
 		return err
 	}
-	conn, err := stdio.Command(exec.Command(self, "-child"), nil)
+	conn, err := stdio.Command(exec.Command(self, "-child"))
 	if err != nil {
 		return err
 	}

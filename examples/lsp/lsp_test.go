@@ -60,7 +60,7 @@ func start(t *testing.T, args ...string) *editor {
 	cmd.Stderr = &e.stderr
 	// A race-enabled server would otherwise sleep a second before exiting.
 	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	conn, err := stdio.Command(cmd, nil)
+	conn, err := stdio.Command(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func main() {
 		os.Exit(2)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
-	os.Exit(serve(stdio.Stdio(nil), log)) // stdio.Header framing is the default
+	os.Exit(serve(stdio.Stdio(), log)) // stdio.Header framing is the default
 }
 
 // serve runs the server on conn until the exit notification or the end of

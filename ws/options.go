@@ -14,8 +14,8 @@ const (
 )
 
 // Options configure a WebSocket connection. The zero value, and a nil
-// *Options, give the defaults each field documents; a negative duration
-// turns that behaviour off.
+// *Options, give the defaults each field documents, as in jsonrpc.Options:
+// zero means the default, and a negative PingInterval turns keepalive off.
 type Options struct {
 	// MaxMessageSize caps an incoming message, as in the stdio transport.
 	// A larger message closes the connection with status 1009 (message too

@@ -2,6 +2,8 @@ package jsonrpc
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -10,9 +12,14 @@ import (
 
 type addParams struct{ A, B int }
 
+type echoParams struct {
+	Text string `json:"text"`
+}
+
 func benchPair(b *testing.B) *Peer {
 	m := NewMux()
 	Register(m, "add", func(ctx context.Context, p addParams) (int, error) { return p.A + p.B, nil })
+	Register(m, "echo", func(ctx context.Context, p echoParams) (string, error) { return p.Text, nil })
 	c1, c2 := Pipe()
 	server, client := NewPeer(c1, Options{Handler: m}), NewPeer(c2)
 	b.Cleanup(func() {
@@ -67,5 +74,26 @@ func BenchmarkNotify(b *testing.B) {
 		if err := client.Notify(ctx, "add", params); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkCallEcho is one call in flight whose params and result carry a
+// string of the given size: the cost of the JSON passes over a payload
+// (validate, scan, decode, encode, on both sides), per KiB as well.
+func BenchmarkCallEcho(b *testing.B) {
+	for _, size := range []int{1 << 10, 64 << 10} {
+		b.Run(strconv.Itoa(size>>10)+"KiB", func(b *testing.B) {
+			client := benchPair(b)
+			ctx := context.Background()
+			params := echoParams{Text: strings.Repeat("x", size)}
+			b.ReportAllocs()
+			b.SetBytes(int64(2 * size)) // there and back
+			for b.Loop() {
+				var s string
+				if err := client.Call(ctx, "echo", params, &s); err != nil || len(s) != size {
+					b.Fatal(len(s), err)
+				}
+			}
+		})
 	}
 }

@@ -42,7 +42,7 @@ func idParams(before string, id ID, after string) json.RawMessage {
 // JSON text the other side sent.
 func idMember(params json.RawMessage, name string) (ID, bool) {
 	var m map[string]json.RawMessage
-	if json.Unmarshal(params, &m) != nil {
+	if unmarshalJSON(params, &m) != nil {
 		return ID{}, false
 	}
 	raw, ok := m[name]

@@ -14,7 +14,7 @@ import (
 func appendQuote(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			q, _ := json.Marshal(s) // escapes, and mends invalid UTF-8
+			q, _ := marshalJSON(s) // escapes, and mends invalid UTF-8
 			return append(b, q...)
 		}
 	}
@@ -72,7 +72,7 @@ func appendErrorResponse(b []byte, id ID, e *Error) []byte {
 	b = strconv.AppendInt(b, e.Code, 10)
 	b = append(b, `,"message":`...)
 	b = appendQuote(b, e.Message)
-	if len(e.Data) > 0 && json.Valid(e.Data) {
+	if len(e.Data) > 0 && validJSON(e.Data) {
 		b = append(b, `,"data":`...)
 		b = append(b, e.Data...)
 	}
@@ -86,12 +86,12 @@ func marshalParams(params any) (json.RawMessage, error) {
 		return nil, nil
 	}
 	if raw, ok := params.(json.RawMessage); ok && raw != nil {
-		if t := trimSpace(raw); len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t) {
+		if t := trimSpace(raw); len(t) > 0 && (t[0] == '{' || t[0] == '[') && validJSON(t) {
 			return t, nil // sent as is
 		}
 		return nil, fmt.Errorf("%w, got %.20q", ErrInvalidParams, raw)
 	}
-	raw, err := json.Marshal(params)
+	raw, err := marshalJSON(params)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: failed to marshal params: %w", err)
 	}
@@ -114,12 +114,12 @@ func marshalResult(result any) (json.RawMessage, error) {
 		if raw == nil {
 			return json.RawMessage("null"), nil
 		}
-		if !json.Valid(raw) {
+		if !validJSON(raw) {
 			return nil, errors.New("jsonrpc: result is a json.RawMessage that is not valid JSON")
 		}
 		return raw, nil // sent as is
 	}
-	raw, err := json.Marshal(result)
+	raw, err := marshalJSON(result)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: failed to marshal result: %w", err)
 	}

@@ -49,7 +49,7 @@ type Error struct {
 func NewError(code int64, message string, data any) *Error {
 	e := &Error{Code: code, Message: message}
 	if data != nil {
-		if raw, err := json.Marshal(data); err == nil {
+		if raw, err := marshalJSON(data); err == nil {
 			e.Data = raw
 		}
 	}

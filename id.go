@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 )
@@ -47,7 +46,7 @@ func (id ID) MarshalJSON() ([]byte, error) {
 // or null, as the specification allows.
 func (id *ID) UnmarshalJSON(data []byte) error {
 	v := trimSpace(data)
-	if !validIDToken(v) || !json.Valid(v) {
+	if !validIDToken(v) || !validJSON(v) {
 		return fmt.Errorf("jsonrpc: an id must be a string, number or null, not %.40q", data)
 	}
 	id.raw = string(v)

@@ -424,7 +424,7 @@ func decodeResult(resp *response, result any) error {
 	case result == nil:
 		return nil
 	}
-	if err := json.Unmarshal(resp.Result, result); err != nil {
+	if err := unmarshalJSON(resp.Result, result); err != nil {
 		return fmt.Errorf("jsonrpc: failed to unmarshal result: %w", err)
 	}
 	return nil

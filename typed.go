@@ -95,7 +95,7 @@ func (d *paramsDecoder) decode(raw json.RawMessage, dst any) error {
 		return unmarshalParams(raw, dst)
 	}
 	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
+	if err := unmarshalJSON(raw, &elems); err != nil {
 		return err
 	}
 	if d.mode == arrayAsOne {
@@ -125,7 +125,7 @@ func (d *paramsDecoder) decode(raw json.RawMessage, dst any) error {
 
 // unmarshalParams is json.Unmarshal with a shorter error message.
 func unmarshalParams(raw []byte, dst any) error {
-	if err := json.Unmarshal(raw, dst); err != nil {
+	if err := unmarshalJSON(raw, dst); err != nil {
 		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil

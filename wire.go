@@ -67,7 +67,7 @@ func (d *decoder) decode(data []byte) (msgs []message, batch bool) {
 		return append(msgs[:0], message{req: Request{ID: NullID()}, invalid: e})
 	}
 	data = trimSpace(data)
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		return invalid(errParse()), false
 	}
 	switch data[0] {
@@ -216,7 +216,7 @@ func decodeError(raw []byte) (*Error, error) {
 		Message json.RawMessage `json:"message"`
 		Data    json.RawMessage `json:"data"`
 	}
-	if raw[0] != '{' || json.Unmarshal(raw, &w) != nil || w.Code == nil {
+	if raw[0] != '{' || unmarshalJSON(raw, &w) != nil || w.Code == nil {
 		return nil, errors.New("error member is not an error object")
 	}
 	code, err := strconv.ParseInt(string(w.Code), 10, 64)
@@ -250,7 +250,7 @@ func stringValue(v []byte) (string, bool) {
 		return string(v[1 : len(v)-1]), true
 	}
 	var s string
-	if json.Unmarshal(v, &s) != nil {
+	if unmarshalJSON(v, &s) != nil {
 		return "", false
 	}
 	return s, true

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/coder/websocket v1.8.15
+	github.com/go-json-experiment/json v1.27.2
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.25.0
 )

@@ -66,7 +66,6 @@ type lane struct {
 	waiting int           // runners lingering for work
 	wake    chan struct{} // wakes lingering runners; never closed
 	max     int
-	ctx     context.Context // the base of its handlers' ctx
 }
 
 // linger is how long a runner waits for more work before it exits.
@@ -119,7 +118,6 @@ func (d *dispatcher) init(p *Peer) {
 	}
 	d.calls.wake = make(chan struct{}, min(d.calls.max, maxWake))
 	d.notes.wake = make(chan struct{}, min(d.notes.max, maxWake))
-	d.calls.ctx, d.notes.ctx = p.ctx, p.ctx
 }
 
 // handlerOf returns the handler of this dispatcher whose ctx ctx is or
@@ -260,11 +258,11 @@ func (d *dispatcher) newTask(m message, l *lane) task {
 	if m.invalid != nil {
 		return t
 	}
-	t.ctx = &handlerCtx{Context: l.ctx, d: d, l: l}
+	t.ctx = &handlerCtx{Context: d.p.ctx, d: d, l: l}
 	if m.req.IsNotification() {
 		return t
 	}
-	t.ctx.Context, t.ctx.cancel = context.WithCancel(l.ctx)
+	t.ctx.Context, t.ctx.cancel = context.WithCancel(d.p.ctx)
 	if d.byID == nil {
 		d.byID = make(map[ID]*handlerCtx)
 	}
@@ -288,7 +286,7 @@ func (d *dispatcher) run(l *lane, j job) {
 		if j.after > 0 {
 			d.awaitNotes(j.after)
 		}
-		d.p.runJob(l, j)
+		d.p.runJob(j)
 		d.mu.Lock()
 		d.finished(l, j)
 		for len(l.q) == 0 && !d.closed && !d.slotWanted(l) {

@@ -67,8 +67,8 @@ func (o *outbox) flush(p *Peer) {
 		// counts what the member has not taken yet. A failed write ends
 		// the Peer, which says why. (No cycle: nothing the read loop
 		// waits for waits for this goroutine.)
-		if m, err := p.out.enqueue(nil, msg, true); err == nil {
-			<-m.written
+		if m, err := p.out.send(nil, msg, true); err == nil && m != nil {
+			<-m.written // queued behind others' messages, not written in place
 		}
 	}
 }

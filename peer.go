@@ -274,13 +274,8 @@ func (p *Peer) closedErr() error {
 // connection ends. A message still queued when ctx ends is withdrawn; one
 // being written may yet arrive.
 func (p *Peer) write(ctx context.Context, msg []byte) error {
-	if ctx.Done() == nil { // nothing to leave on: write it here if we may
-		if ok, err := p.out.direct(msg); ok {
-			return err
-		}
-	}
-	m, err := p.out.enqueue(ctx, msg, true)
-	if err != nil {
+	m, err := p.out.send(ctx, msg, true)
+	if err != nil || m == nil { // failed, or written in place
 		return err
 	}
 	p.out.watch(1)
@@ -371,20 +366,12 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, method string, params json.
 		return nil, err
 	}
 	defer p.inbound.park(ctx)()
-	msg := appendRequest(nil, id, method, params)
-	sent := false
-	if ctx.Done() == nil { // nothing to leave on: write it here if we may
-		if sent, err = p.out.direct(msg); err != nil {
-			p.pending.forget(id)
-			return nil, err
-		}
-	}
-	var m *outMsg // nil when written here, which only a ctx that never ends allows
-	if !sent {
-		if m, err = p.out.enqueue(ctx, msg, false); err != nil {
-			p.pending.forget(id)
-			return nil, err
-		}
+	// m is nil when written in place, which only a ctx that never ends
+	// allows: then the ctx.Done case below cannot happen.
+	m, err := p.out.send(ctx, appendRequest(nil, id, method, params), false)
+	if err != nil {
+		p.pending.forget(id)
+		return nil, err
 	}
 	var resp *response
 	select {

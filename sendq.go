@@ -109,6 +109,18 @@ func (s *sendQueue) enqueue(ctx context.Context, data []byte, written bool) (*ou
 	return m, nil
 }
 
+// send writes data in the writer's place (see direct) when ctx can never
+// end, and queues it otherwise, as enqueue does. A nil ctx is one that
+// never ends. The returned message is nil when data was written in place.
+func (s *sendQueue) send(ctx context.Context, data []byte, written bool) (*outMsg, error) {
+	if ctx == nil || ctx.Done() == nil {
+		if ok, err := s.direct(data); ok {
+			return nil, err
+		}
+	}
+	return s.enqueue(ctx, data, written)
+}
+
 // direct writes data on the calling goroutine, as the writer would, when
 // nothing is queued and nobody writes, and reports whether it did (and the
 // write's error). It is for callers that have no ctx to honour (a runner's

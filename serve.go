@@ -10,14 +10,14 @@ import (
 // runJob serves a job and queues its reply, if it has one. The reply waits
 // for room in the outbound queue: the handlers push back on their lane
 // rather than hold replies beyond Options.MaxOutboundBytes.
-func (p *Peer) runJob(l *lane, j job) {
+func (p *Peer) runJob(j job) {
 	if !j.batch {
 		if reply := p.serve(&j.tasks[0]); reply != nil {
 			p.reply(reply)
 		}
 		return
 	}
-	if out := p.runBatch(l, j); out != nil {
+	if out := p.runBatch(j); out != nil {
 		p.reply(out)
 	}
 }
@@ -27,7 +27,7 @@ func (p *Peer) runJob(l *lane, j job) {
 // reply array (nil when every element was a notification). The runner
 // gives its slot back meanwhile, and every element takes one of its own,
 // so that a batch runs no more handlers than MaxConcurrent allows.
-func (p *Peer) runBatch(l *lane, j job) []byte {
+func (p *Peer) runBatch(j job) []byte {
 	d := &p.inbound
 	replies := make([][]byte, len(j.tasks))
 	d.release()
@@ -66,9 +66,7 @@ func (p *Peer) runBatch(l *lane, j job) []byte {
 // reply queues a handler's reply, waiting for room until the connection
 // ends (in which case there is nobody to answer).
 func (p *Peer) reply(msg []byte) {
-	if ok, _ := p.out.direct(msg); !ok {
-		_, _ = p.out.enqueue(nil, msg, false)
-	}
+	_, _ = p.out.send(nil, msg, false)
 }
 
 // serve runs one task's handler and returns its encoded reply, or nil for a

@@ -97,3 +97,28 @@ func BenchmarkCallEcho(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBatch is a client batch of 100 add calls: one op is one call,
+// both ends' costs together (the caller's batch and the server's).
+func BenchmarkBatch(b *testing.B) {
+	client := benchPair(b)
+	ctx := context.Background()
+	const size = 100
+	sums := make([]int, size)
+	elems := make([]BatchElem, size)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i += size {
+		for k := range elems {
+			elems[k] = BatchElem{Method: "add", Params: addParams{A: k, B: 1}, Result: &sums[k]}
+		}
+		if err := client.Batch(ctx, elems); err != nil {
+			b.Fatal(err)
+		}
+		for k := range elems {
+			if elems[k].Error != nil || sums[k] != k+1 {
+				b.Fatal(k, sums[k], elems[k].Error)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size), "ns/call")
+}

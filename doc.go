@@ -33,9 +33,13 @@
 //     notification handler that waits for a reply of its own lets the
 //     calls behind it start, since the other side may need one of them to
 //     answer.
-//   - The elements of an inbound batch run concurrently, up to
-//     Options.BatchConcurrency at once, each in a slot of its own; one
-//     reply array is written when all are done.
+//   - The elements of an inbound batch are served in turn by the goroutine
+//     that took the batch, which costs no goroutine per element. Whenever
+//     100 µs pass without an element finishing while others wait to start,
+//     a helper joins, up to Options.BatchConcurrency elements at once,
+//     each in a slot of its own; so elements that block, or wait for one
+//     another, still run concurrently. One reply array is written when all
+//     are done.
 //   - A reply reaches its caller as soon as it arrives; it does not wait
 //     for notifications that came before it (progress, say) to be handled,
 //     since a notification handler may itself be waiting for that caller.

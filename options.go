@@ -79,7 +79,8 @@ type Options struct {
 
 	// BatchConcurrency bounds the elements of one inbound batch whose
 	// handlers run at once; each takes a MaxConcurrent slot of its own.
-	// Default: 16.
+	// Elements are served in turn until one blocks: helpers join only
+	// while no element finishes (see the package doc). Default: 16.
 	BatchConcurrency int
 
 	// ConcurrentNotifications lets inbound notifications run concurrently,

@@ -21,9 +21,10 @@ import (
 // including from inside its own handlers.
 //
 //   - Inbound calls run concurrently, at most Options.MaxConcurrent handlers
-//     at once; the elements of an inbound batch run concurrently among
-//     themselves, at most Options.BatchConcurrency at once and each in a
-//     slot of its own, and one reply array is written when all are done.
+//     at once. The elements of an inbound batch are served in turn by the
+//     goroutine that took the batch; when handlers block, helpers join, up
+//     to Options.BatchConcurrency elements at once, each in a slot of its
+//     own, and one reply array is written when all are done.
 //   - Inbound notifications run one at a time, in arrival order, and a call
 //     does not start before the notifications that arrived ahead of it are
 //     done (unless Options.ConcurrentNotifications; see the package doc).

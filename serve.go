@@ -3,8 +3,6 @@ package jsonrpc
 import (
 	"context"
 	"runtime/debug"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // runJob serves a job and queues its reply, if it has one. The reply waits
@@ -20,47 +18,6 @@ func (p *Peer) runJob(j job) {
 	if out := p.runBatch(j); out != nil {
 		p.reply(out)
 	}
-}
-
-// runBatch serves the elements of an inbound batch concurrently, at most
-// Options.BatchConcurrency at once through an errgroup, and returns the
-// reply array (nil when every element was a notification). The runner
-// gives its slot back meanwhile, and every element takes one of its own,
-// so that a batch runs no more handlers than MaxConcurrent allows.
-func (p *Peer) runBatch(j job) []byte {
-	d := &p.inbound
-	replies := make([][]byte, len(j.tasks))
-	d.release()
-	var g errgroup.Group
-	g.SetLimit(p.opts.BatchConcurrency)
-	for i := range j.tasks {
-		t := &j.tasks[i]
-		if t.ctx == nil { // invalid: just its error, no handler
-			replies[i] = p.serve(t)
-			continue
-		}
-		g.Go(func() error {
-			d.acquire(false)
-			defer d.release()
-			replies[i] = p.serve(t)
-			return nil
-		})
-	}
-	_ = g.Wait()
-	d.acquire(true)
-	out := []byte{'['}
-	for _, r := range replies {
-		if r != nil {
-			if len(out) > 1 {
-				out = append(out, ',')
-			}
-			out = append(out, r...)
-		}
-	}
-	if len(out) == 1 { // an all-notification batch gets no reply at all
-		return nil
-	}
-	return append(out, ']')
 }
 
 // reply queues a handler's reply, waiting for room until the connection

@@ -1,0 +1,137 @@
+package jsonrpc
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Inbound batches. The runner that took a batch serves its elements itself,
+// one after the other, in the slot it holds: most handlers are quick, and a
+// goroutine per element would cost more than the handler (a new goroutine
+// also grows its stack anew for the JSON decoder). Handlers that block get
+// company: every batchTick during which no element finished, while elements
+// are still waiting to start, one more helper goroutine joins, up to
+// Options.BatchConcurrency in all (the runner counts as one), bounded by an
+// errgroup. A helper takes a MaxConcurrent slot of its own before it takes
+// an element, so the batch runs no more handlers than MaxConcurrent allows.
+//
+// What waits on what: an element that waits for a later element of its own
+// batch (which has not started) is not a cycle, since the ticker that adds
+// helpers waits on nothing but the batch's own mutex, held only briefly; a
+// helper waits for a slot exactly as any batch element did before (see
+// slots.go). So the elements of a batch start no later than they would with
+// a goroutine each, give or take a tick per helper.
+
+// batchTick is how long the elements of an inbound batch may go without
+// one of them finishing before another helper joins.
+const batchTick = 100 * time.Microsecond
+
+// inBatch is one inbound batch being served.
+type inBatch struct {
+	p       *Peer
+	tasks   []task
+	replies [][]byte
+
+	next     atomic.Int32 // index of the next element to start
+	finished atomic.Int32 // elements done
+
+	mu      sync.Mutex
+	g       errgroup.Group // the helpers
+	seen    int32          // finished at the last tick, under mu
+	stopped bool           // no more helpers: the batch is being collected
+	ticker  *time.Timer
+}
+
+// runBatch serves the elements of an inbound batch and returns the reply
+// array (nil when every element was a notification).
+func (p *Peer) runBatch(j job) []byte {
+	b := &inBatch{p: p, tasks: j.tasks, replies: make([][]byte, len(j.tasks))}
+	if len(j.tasks) > 1 && p.opts.BatchConcurrency > 1 {
+		b.g.SetLimit(p.opts.BatchConcurrency - 1)
+		b.mu.Lock() // tick may run before AfterFunc returns
+		b.ticker = time.AfterFunc(batchTick, b.tick)
+		b.mu.Unlock()
+	}
+	b.work() // in the runner's slot
+	if b.ticker != nil {
+		b.mu.Lock()
+		b.stopped = true
+		b.ticker.Stop()
+		b.mu.Unlock()
+		_ = b.g.Wait()
+	}
+	return b.collect()
+}
+
+// work serves elements until none is left to start.
+func (b *inBatch) work() {
+	for {
+		i := int(b.next.Add(1)) - 1
+		if i >= len(b.tasks) {
+			return
+		}
+		b.replies[i] = b.p.serve(&b.tasks[i])
+		b.finished.Add(1)
+	}
+}
+
+// help is a helper's work: in a slot of its own, taken before it takes an
+// element, so that an element never waits for a slot once taken.
+func (b *inBatch) help() error {
+	d := &b.p.inbound
+	for int(b.next.Load()) < len(b.tasks) {
+		d.acquire(false)
+		i := int(b.next.Add(1)) - 1
+		if i >= len(b.tasks) {
+			d.release()
+			return nil
+		}
+		b.replies[i] = b.p.serve(&b.tasks[i])
+		b.finished.Add(1)
+		d.release()
+	}
+	return nil
+}
+
+// tick adds a helper if no element finished since the last tick while some
+// are still to start, and ticks again while any is.
+func (b *inBatch) tick() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped || int(b.next.Load()) >= len(b.tasks) {
+		return
+	}
+	if f := b.finished.Load(); f != b.seen {
+		b.seen = f
+	} else {
+		b.g.TryGo(b.help) // false: BatchConcurrency reached
+	}
+	b.ticker.Reset(batchTick)
+}
+
+// collect joins the replies in the order of the elements.
+func (b *inBatch) collect() []byte {
+	n := 0
+	for _, r := range b.replies {
+		if r != nil {
+			n += len(r) + 1
+		}
+	}
+	if n == 0 { // an all-notification batch gets no reply at all
+		return nil
+	}
+	out := make([]byte, 0, n+1)
+	out = append(out, '[')
+	for _, r := range b.replies {
+		if r != nil {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, r...)
+		}
+	}
+	return append(out, ']')
+}

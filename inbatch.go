@@ -22,8 +22,11 @@ import (
 // batch (which has not started) is not a cycle, since the ticker that adds
 // helpers waits on nothing but the batch's own mutex, held only briefly; a
 // helper waits for a slot exactly as any batch element did before (see
-// slots.go). So the elements of a batch start no later than they would with
-// a goroutine each, give or take a tick per helper.
+// slots.go); and the runner, once it has no element left to start, gives
+// its slot back before it waits for its helpers (one of them may need a
+// slot back after a reply), and takes one back after. So the elements of a
+// batch start no later than they would with a goroutine each, give or take
+// a tick per helper.
 
 // batchTick is how long the elements of an inbound batch may go without
 // one of them finishing before another helper joins.
@@ -40,6 +43,7 @@ type inBatch struct {
 
 	mu      sync.Mutex
 	g       errgroup.Group // the helpers
+	helpers int            // started, under mu
 	seen    int32          // finished at the last tick, under mu
 	stopped bool           // no more helpers: the batch is being collected
 	ticker  *time.Timer
@@ -60,8 +64,16 @@ func (p *Peer) runBatch(j job) []byte {
 		b.mu.Lock()
 		b.stopped = true
 		b.ticker.Stop()
+		helpers := b.helpers
 		b.mu.Unlock()
-		_ = b.g.Wait()
+		if helpers > 0 {
+			// Not in its slot while it waits: a helper whose handler
+			// waits for a reply needs one back to finish.
+			d := &p.inbound
+			d.release()
+			_ = b.g.Wait()
+			d.acquire(true)
+		}
 	}
 	return b.collect()
 }
@@ -106,8 +118,8 @@ func (b *inBatch) tick() {
 	}
 	if f := b.finished.Load(); f != b.seen {
 		b.seen = f
-	} else {
-		b.g.TryGo(b.help) // false: BatchConcurrency reached
+	} else if b.g.TryGo(b.help) { // false: BatchConcurrency reached
+		b.helpers++
 	}
 	b.ticker.Reset(batchTick)
 }

@@ -30,11 +30,12 @@ var ErrEmptyBatch = errors.New("jsonrpc: empty batch")
 
 // Batch sends elems as one JSON array and waits for the replies to its calls,
 // which are matched by id whatever order they come back in. Each element's
-// outcome is in its Error and Result; Batch itself fails only if the batch
+// outcome is in its Error and Result (a malformed reply makes its element's
+// Error an *InvalidResponseError); Batch itself fails only if the batch
 // could not be sent or the wait was cut short by ctx or the end of the
-// connection, in which case outstanding elements are forgotten (and
-// cancelled, as for Call, if they had been sent). A batch of notifications
-// only returns once written.
+// connection, in which case the elements answered by then keep their
+// outcomes, and the others are forgotten (and cancelled, as for Call, if
+// they had been sent). A batch of notifications only returns once written.
 //
 // With interceptors, each element passes through them on a goroutine of its
 // own. The elements that reach the end of the chain together are written
@@ -83,7 +84,6 @@ func (b *outBatch) send(ctx context.Context, idx []int) (*outMsg, error) {
 	if len(idx) == 0 {
 		return nil, nil
 	}
-	msg := []byte{'['}
 	for _, i := range idx { // by index: other goroutines set elems[i].Error
 		if !b.ids[i].IsZero() {
 			ch, err := b.p.pending.add(b.ids[i])
@@ -93,17 +93,29 @@ func (b *outBatch) send(ctx context.Context, idx []int) (*outMsg, error) {
 			}
 			b.chans[i] = ch
 		}
-		if len(msg) > 1 {
-			msg = append(msg, ',')
-		}
-		msg = appendRequest(msg, b.ids[i], b.elems[i].Method, b.params[i])
 	}
-	m, err := b.p.out.enqueue(ctx, append(msg, ']'), true)
+	m, err := b.p.out.enqueue(ctx, b.encode(idx), true)
 	if err != nil {
 		b.p.forgetAll(b.idsOf(idx))
 		return nil, err
 	}
 	return m, nil
+}
+
+// encode returns the array of the elements idx.
+func (b *outBatch) encode(idx []int) []byte {
+	n := 2
+	for _, i := range idx {
+		n += envelopeSize + len(b.ids[i].raw) + len(b.elems[i].Method) + len(b.params[i])
+	}
+	msg := append(make([]byte, 0, n), '[')
+	for _, i := range idx {
+		if len(msg) > 1 {
+			msg = append(msg, ',')
+		}
+		msg = appendRequest(msg, b.ids[i], b.elems[i].Method, b.params[i])
+	}
+	return append(msg, ']')
 }
 
 // idsOf returns the ids of the elements idx.
@@ -151,37 +163,53 @@ func (b *outBatch) wait(ctx context.Context, m *outMsg, i int) (*response, error
 	}
 }
 
-// run sends the batch and collects its replies in order of the elements.
+// run sends the batch and collects its replies. The calls wait in one
+// group: the read loop fills it in, and run wakes once, when the last reply
+// is in. When ctx or the connection ends first, the elements answered by
+// then keep their outcomes.
 func (b *outBatch) run(ctx context.Context) error {
-	b.chans = make([]chan *response, len(b.elems))
 	all := make([]int, len(b.elems))
 	for i := range all {
 		all[i] = i
 	}
 	defer b.p.inbound.park(ctx)() // as in Call
-	m, err := b.send(ctx, all)
+	g, err := b.p.pending.addGroup(b.ids)
 	if err != nil {
+		return err
+	}
+	m, err := b.p.out.enqueue(ctx, b.encode(all), true)
+	if err != nil {
+		b.p.pending.forgetGroup(g, b.ids)
 		return err
 	}
 	if err := b.written(ctx, m, all); err != nil {
 		return err
 	}
-	for i := range b.elems {
-		if b.chans[i] == nil {
-			continue
-		}
-		resp, err := b.wait(ctx, m, i)
-		if err != nil {
-			if ctx.Err() != nil {
-				if left := b.p.forgetAll(b.ids[i+1:]); !b.p.out.withdraw(m) {
-					b.p.sendCancel(left...)
-				}
+	var cut error
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+		if left := b.p.pending.forgetGroup(g, b.ids); len(left) > 0 {
+			if !b.p.out.withdraw(m) {
+				b.p.sendCancel(left...)
 			}
-			return err
+			cut = ctx.Err()
 		}
-		b.elems[i].Error = decodeResult(resp, b.elems[i].Result)
 	}
-	return nil
+	for i, resp := range g.resps {
+		switch {
+		case b.ids[i].IsZero():
+		case resp == nil: // unanswered: forgotten, or the connection ended
+			if cut == nil {
+				cut = b.p.closedErr()
+			}
+		case resp.invalid != nil: // a malformed reply: this element's error
+			b.elems[i].Error = resp.invalid
+		default:
+			b.elems[i].Error = decodeResult(resp, b.elems[i].Result)
+		}
+	}
+	return cut
 }
 
 // round is one array of an intercepted batch: the elements that reached

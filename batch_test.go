@@ -258,3 +258,74 @@ func TestMaxBatch(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchMalformedElementReply: a malformed reply to one element of a
+// batch fails that element with an *InvalidResponseError; the others keep
+// their results, and Batch itself succeeds.
+func TestBatchMalformedElementReply(t *testing.T) {
+	p, r := newRaw(t, nil, nil)
+	results := make([]string, 3)
+	elems := []BatchElem{{Method: "a", Result: &results[0]}, {Method: "b", Result: &results[1]}, {Method: "c", Result: &results[2]}}
+	errc := make(chan error, 1)
+	go func() { errc <- p.Batch(testCtx(t, wait), elems) }()
+	var reqs []wire
+	if err := json.Unmarshal(r.recv(), &reqs); err != nil || len(reqs) != 3 {
+		t.Fatalf("batch on the wire: %v %+v", err, reqs)
+	}
+	r.send(fmt.Sprintf(`[{"jsonrpc":"2.0","id":%s,"result":"A"},{"jsonrpc":"2.0","id":%s,"result":"B","error":{"code":1,"message":"both"}},{"jsonrpc":"2.0","id":%s,"result":"C"}]`,
+		reqs[0].ID, reqs[1].ID, reqs[2].ID))
+	if err := <-errc; err != nil {
+		t.Fatalf("Batch = %v, want nil (one element's reply was malformed)", err)
+	}
+	var ire *InvalidResponseError
+	if !errors.As(elems[1].Error, &ire) || !errors.Is(elems[1].Error, ErrInvalidResponse) {
+		t.Errorf("element 1: %v, want an *InvalidResponseError", elems[1].Error)
+	}
+	if results[0] != "A" || results[2] != "C" || elems[0].Error != nil || elems[2].Error != nil {
+		t.Errorf("the others: %q, %v, %v", results, elems[0].Error, elems[2].Error)
+	}
+}
+
+// TestBatchCtxEndsKeepsAnswered: when ctx ends with one of three calls
+// answered, Batch returns ctx's error at once, the answered element keeps
+// its result, and the two others are forgotten (a late reply to them is
+// not a stray) and cancelled.
+func TestBatchCtxEndsKeepsAnswered(t *testing.T) {
+	p, r := newRaw(t, nil, &Options{Cancel: LSPCancel})
+	results := make([]string, 3)
+	elems := []BatchElem{{Method: "a", Result: &results[0]}, {Method: "b", Result: &results[1]}, {Method: "c", Result: &results[2]}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- p.Batch(ctx, elems) }()
+	var reqs []wire
+	if err := json.Unmarshal(r.recv(), &reqs); err != nil || len(reqs) != 3 {
+		t.Fatalf("batch on the wire: %v %+v", err, reqs)
+	}
+	r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":"B"}`, reqs[1].ID))
+	eventually(t, "the first reply to be taken", func() bool { return pendingLen(p) == 2 })
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Batch = %v, want context.Canceled", err)
+	}
+	if results[1] != "B" || elems[1].Error != nil {
+		t.Errorf("answered element: %q, %v", results[1], elems[1].Error)
+	}
+	cancelled := map[string]bool{}
+	for range 2 {
+		w := parseWire(t, r.recv())
+		var params struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if w.Method != "$/cancelRequest" || json.Unmarshal(w.Params, &params) != nil {
+			t.Fatalf("got %s %s, want a cancel", w.Method, w.Params)
+		}
+		cancelled[string(params.ID)] = true
+	}
+	if !cancelled[string(reqs[0].ID)] || !cancelled[string(reqs[2].ID)] {
+		t.Errorf("cancelled %v, want the ids of a and c", cancelled)
+	}
+	if n := pendingLen(p); n != 0 {
+		t.Errorf("%d calls left pending", n)
+	}
+}

@@ -11,7 +11,7 @@ import (
 type pendingTable struct {
 	max    int // calls pending at once; 0 is no limit
 	mu     sync.Mutex
-	calls  map[ID]chan *response
+	calls  map[ID]waiter
 	closed error // non-nil once the connection has ended
 
 	// The ids of calls whose callers stopped waiting, the last
@@ -24,6 +24,40 @@ type pendingTable struct {
 
 // maxForgotten bounds the forgotten ids kept.
 const maxForgotten = 1024
+
+// waiter is who waits for a pending id: a call, on its channel, or an
+// element of a batch, in its group.
+type waiter struct {
+	ch chan *response
+	g  *replyGroup
+	i  int // the element's index in g
+}
+
+// replyGroup collects the replies to the calls of one batch. They are
+// handed over together, by closing done once the last is in, rather than
+// by a channel hand-off each.
+type replyGroup struct {
+	resps []*response // by element; nil for a notification, or once the connection ended
+	left  int         // calls not yet answered, under the table's mu
+	done  chan struct{}
+}
+
+// put records element i's outcome. Called with the table's mu held.
+func (g *replyGroup) put(i int, r *response) {
+	g.resps[i] = r
+	if g.left--; g.left == 0 {
+		close(g.done)
+	}
+}
+
+// outcome hands r to w. Called with the table's mu held.
+func (w waiter) outcome(r *response) {
+	if w.g != nil {
+		w.g.put(w.i, r)
+		return
+	}
+	w.ch <- r // buffered and used once: never blocks
+}
 
 // err returns the error that closed the table, or nil while it is open.
 func (t *pendingTable) err() error {
@@ -54,10 +88,44 @@ func (t *pendingTable) add(id ID) (chan *response, error) {
 		return nil, ErrTooManyPending
 	}
 	if t.calls == nil {
-		t.calls = make(map[ID]chan *response)
+		t.calls = make(map[ID]waiter)
 	}
-	t.calls[id] = ch
+	t.calls[id] = waiter{ch: ch}
 	return ch, nil
+}
+
+// addGroup registers the calls of a batch, ids[i] being element i's id (the
+// zero ID for a notification), and returns the group their replies arrive
+// in; a nil reply means the connection ended (err says why). It fails, with
+// none of them registered, as add does: once the table is closed, or when
+// they would take it over max.
+func (t *pendingTable) addGroup(ids []ID) (*replyGroup, error) {
+	g := &replyGroup{resps: make([]*response, len(ids)), done: make(chan struct{})}
+	for _, id := range ids {
+		if !id.IsZero() {
+			g.left++
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed != nil {
+		return nil, t.closed
+	}
+	if t.max > 0 && len(t.calls)+g.left > t.max {
+		return nil, ErrTooManyPending
+	}
+	if t.calls == nil {
+		t.calls = make(map[ID]waiter)
+	}
+	for i, id := range ids {
+		if !id.IsZero() {
+			t.calls[id] = waiter{g: g, i: i}
+		}
+	}
+	if g.left == 0 {
+		close(g.done)
+	}
+	return g, nil
 }
 
 // replyChans recycles the channels calls wait on: one is used for one
@@ -81,10 +149,10 @@ const (
 func (t *pendingTable) deliver(r *response) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ch, ok := t.calls[r.ID]
+	w, ok := t.calls[r.ID]
 	if ok {
 		delete(t.calls, r.ID)
-		ch <- r // buffered and used once: never blocks
+		w.outcome(r)
 		return replyDelivered
 	}
 	if _, ok := t.forgotten[r.ID]; ok {
@@ -99,10 +167,32 @@ func (t *pendingTable) deliver(r *response) int {
 func (t *pendingTable) forget(id ID) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, ok := t.calls[id]
-	if !ok {
+	if _, ok := t.calls[id]; !ok {
 		return false
 	}
+	t.forgetLocked(id)
+	return true
+}
+
+// forgetGroup forgets the calls of g that are still pending, ids being
+// those addGroup was given, and returns their ids. The outcomes in g are
+// settled from then on.
+func (t *pendingTable) forgetGroup(g *replyGroup, ids []ID) []ID {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var left []ID
+	for _, id := range ids {
+		if w, ok := t.calls[id]; ok && w.g == g {
+			t.forgetLocked(id)
+			left = append(left, id)
+		}
+	}
+	return left
+}
+
+// forgetLocked removes a pending call and remembers its id as forgotten.
+// Called with t.mu held.
+func (t *pendingTable) forgetLocked(id ID) {
 	delete(t.calls, id)
 	if t.forgotten == nil {
 		t.forgotten = make(map[ID]struct{})
@@ -110,12 +200,11 @@ func (t *pendingTable) forget(id ID) bool {
 	t.forgotten[id] = struct{}{}
 	if len(t.forgottenLog) < maxForgotten {
 		t.forgottenLog = append(t.forgottenLog, id)
-		return true
+		return
 	}
 	delete(t.forgotten, t.forgottenLog[t.forgottenNext])
 	t.forgottenLog[t.forgottenNext] = id
 	t.forgottenNext = (t.forgottenNext + 1) % maxForgotten
-	return true
 }
 
 // close fails every pending call with err and makes later adds fail with it.
@@ -126,8 +215,8 @@ func (t *pendingTable) close(err error) {
 		return
 	}
 	t.closed = err
-	for id, ch := range t.calls {
-		ch <- nil // nil tells the caller to read the table's err
+	for id, w := range t.calls {
+		w.outcome(nil) // nil tells the caller to read the table's err
 		delete(t.calls, id)
 	}
 }

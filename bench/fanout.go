@@ -207,7 +207,7 @@ func (RawFleet) StartFleet(tb testing.TB, svc *Service, n int) *Fleet {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, c := range conns {
-				if err := c.Write(ctx, websocket.MessageText, Raw.Tick); err != nil {
+				if err := c.Write(ctx, websocket.MessageText, Raw.Req[rawTick]); err != nil {
 					return err
 				}
 			}

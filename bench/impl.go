@@ -10,6 +10,8 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,9 +22,10 @@ import (
 // Method names the workloads use. Adapters translate them if a library
 // names methods otherwise (go-ethereum: "bench_add").
 const (
-	MethodAdd  = "add"
-	MethodEcho = "echo"
-	MethodTick = "tick" // a notification: the server counts it
+	MethodAdd      = "add"
+	MethodEcho     = "echo"
+	MethodComplete = "complete" // W7: a list of completion items
+	MethodTick     = "tick"     // a notification: the server counts it
 )
 
 // AddParams are the params of add: {"a":1,"b":2}.
@@ -46,6 +49,60 @@ const EchoSize = 1024
 
 // EchoString is the 1 KiB string of W1echo.
 var EchoString = strings.Repeat("x", EchoSize)
+
+// BigEchoSize is the length of the string W6 sends and gets back.
+const BigEchoSize = 64 << 10
+
+// BigEchoString is the 64 KiB string of W6: ASCII that JSON carries
+// without escapes, so its encoding is BigEchoSize bytes plus the quotes.
+var BigEchoString = strings.Repeat("0123456789abcdef", BigEchoSize/16)
+
+// CompleteParams are the params of complete: {"n":1000}; the result is
+// the first n items of Completions.
+type CompleteParams struct {
+	N int `json:"n"`
+}
+
+// CompletionItem is one element of complete's result, shaped like an LSP
+// completion item.
+type CompletionItem struct {
+	Label      string `json:"label"`
+	Kind       int    `json:"kind"`
+	Detail     string `json:"detail"`
+	InsertText string `json:"insertText"`
+	SortText   string `json:"sortText"`
+}
+
+// CompleteN is the number of items W7 asks for.
+const CompleteN = 1000
+
+// Completions is the list complete serves, built once so that a server
+// spends its time encoding it, not building it: 1,000 items whose JSON
+// array is CompletionsSize bytes (about 100 KiB).
+var Completions = func() []CompletionItem {
+	items := make([]CompletionItem, CompleteN)
+	for i := range items {
+		label := fmt.Sprintf("Item%04d", i)
+		items[i] = CompletionItem{
+			Label:      label,
+			Kind:       2 + i%3, // LSP's Method, Function, Constructor
+			Detail:     "func(n int) string",
+			InsertText: label + "()",
+			SortText:   fmt.Sprintf("%04d", i),
+		}
+	}
+	return items
+}()
+
+// CompletionsSize is the length of Completions' JSON encoding: W7's
+// payload.
+var CompletionsSize = func() int {
+	b, err := json.Marshal(Completions)
+	if err != nil {
+		panic(err)
+	}
+	return len(b)
+}()
 
 // Client is what every workload drives: one connection to a server.
 type Client interface {
@@ -106,6 +163,12 @@ func (s *Service) Add(p AddParams) int { return p.A + p.B }
 
 // Echo is the echo method.
 func (s *Service) Echo(p EchoParams) string { return p.S }
+
+// Complete is the complete method: the first p.N items of Completions
+// (all of them if p.N is larger), shared, not copied.
+func (s *Service) Complete(p CompleteParams) []CompletionItem {
+	return Completions[:max(0, min(p.N, len(Completions)))]
+}
 
 // Tick counts a tick notification.
 func (s *Service) Tick() {

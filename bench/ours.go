@@ -22,6 +22,9 @@ func OursMux(svc *Service) *jsonrpc.Mux {
 	jsonrpc.Register(mux, MethodEcho, func(_ context.Context, p EchoParams) (string, error) {
 		return svc.Echo(p), nil
 	})
+	jsonrpc.Register(mux, MethodComplete, func(_ context.Context, p CompleteParams) ([]CompletionItem, error) {
+		return svc.Complete(p), nil
+	})
 	jsonrpc.Register(mux, MethodTick, func(_ context.Context, _ TickParams) (struct{}, error) {
 		svc.Tick()
 		return struct{}{}, nil

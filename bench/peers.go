@@ -85,6 +85,12 @@ func (SourcegraphTCP) Start(tb testing.TB, svc *Service) (Client, func()) {
 				return nil, &sgrpc.Error{Code: sgrpc.CodeInvalidParams, Message: err.Error()}
 			}
 			return svc.Echo(p), nil
+		case MethodComplete:
+			var p CompleteParams
+			if err := json.Unmarshal(raw, &p); err != nil {
+				return nil, &sgrpc.Error{Code: sgrpc.CodeInvalidParams, Message: err.Error()}
+			}
+			return svc.Complete(p), nil
 		case MethodTick:
 			var p TickParams
 			if err := json.Unmarshal(raw, &p); err != nil {
@@ -174,6 +180,13 @@ func (j Jrpc2TCP) Start(tb testing.TB, svc *Service) (Client, func()) {
 				return nil, err
 			}
 			return svc.Echo(p), nil
+		},
+		MethodComplete: func(_ context.Context, req *jrpc2.Request) (any, error) {
+			var p CompleteParams
+			if err := req.UnmarshalParams(&p); err != nil {
+				return nil, err
+			}
+			return svc.Complete(p), nil
 		},
 		MethodTick: func(_ context.Context, req *jrpc2.Request) (any, error) {
 			var p TickParams
@@ -267,6 +280,12 @@ func (h xexpHandler) Handle(_ context.Context, req *xrpc.Request) (any, error) {
 			return nil, err
 		}
 		return h.svc.Echo(p), nil
+	case MethodComplete:
+		var p CompleteParams
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, err
+		}
+		return h.svc.Complete(p), nil
 	case MethodTick:
 		var p TickParams
 		if err := json.Unmarshal(req.Params, &p); err != nil {
@@ -331,7 +350,8 @@ func waitOrTimeout(f func(), d time.Duration) bool {
 // WebsocketHandler and DialWebsocket, on gorilla/websocket). go-ethereum
 // takes positional params only, so its calls carry the same object as
 // their single argument: "params":[{"a":1,"b":2}]; methods are
-// "bench_add", "bench_echo" and "bench_tick".
+// "bench_add", "bench_echo", "bench_complete" and "bench_tick". Its
+// WebSocket read limits (32 MiB on both ends by default) carry W6 and W7.
 type GethWS struct{}
 
 func (GethWS) Name() string { return "geth-ws" }
@@ -342,6 +362,8 @@ type GethService struct{ svc *Service }
 func (g *GethService) Add(p AddParams) int      { return g.svc.Add(p) }
 func (g *GethService) Echo(p EchoParams) string { return g.svc.Echo(p) }
 func (g *GethService) Tick(TickParams)          { g.svc.Tick() }
+
+func (g *GethService) Complete(p CompleteParams) []CompletionItem { return g.svc.Complete(p) }
 
 func (GethWS) Start(tb testing.TB, svc *Service) (Client, func()) {
 	srv := gethrpc.NewServer()

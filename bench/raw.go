@@ -15,26 +15,50 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+	"github.com/peerwire/jsonrpc/ws"
 )
 
 // The raw limits move the same bytes as a JSON-RPC exchange but parse no
 // JSON: the client writes fixed request bytes, the server recognises the
-// request by its length and writes fixed reply bytes of the size of a real
-// reply (or, for a tick notification, counts it). Replies come back in
-// order, so the client matches them to callers with a FIFO; like the real
-// clients it writes from the calling goroutine and reads on a read loop
-// that hands each reply to its caller.
+// request by its first byte and its length and writes the fixed bytes of
+// the real reply (or, for a tick notification, counts it). Replies come
+// back in order, so the client matches them to callers with a FIFO; like
+// the real clients it writes from the calling goroutine and reads on a
+// read loop that hands each reply to its caller. Nothing else: a raw
+// exchange is the least work a client and a server on that transport can
+// do to move those bytes.
 
-// RawMessages are the fixed messages of the raw limits.
+// rawKind names a fixed raw message: one of the single messages, or a
+// batch of k add calls (rawBatch+k-1, k from 1 to W3BatchSize).
+type rawKind int
+
+const (
+	rawAdd      rawKind = iota // add {"a":1,"b":2} (W1, W2)
+	rawEcho                    // echo of EchoString (W1echo)
+	rawBigEcho                 // echo of BigEchoString (W6)
+	rawComplete                // complete {"n":1000} (W7)
+	rawTick                    // the tick notification: no reply (W4)
+	rawBatch                   // a batch of one add call; of k: rawBatch+k-1 (W3)
+	rawKinds    = rawBatch + W3BatchSize
+)
+
+// RawMessages are the fixed messages of the raw limits, as a JSON-RPC
+// client and server would write them: Req[k] is what the client sends,
+// Reply[k] what the server answers (nil for the tick). Single requests
+// have id 1; a batch of k has ids 1 to k, its reply the same ids in order.
 type RawMessages struct {
-	AddReq, AddResp   []byte
-	EchoReq, EchoResp []byte
-	Tick              []byte
+	Req, Reply [rawKinds][]byte
+
+	// single and batch map a request's length to its kind, for requests
+	// that are an object or an array.
+	single, batch map[int]rawKind
 }
 
-// Raw holds the messages, as a JSON-RPC client and server would write them.
-var Raw = func() RawMessages {
-	m := func(v any) []byte {
+// Raw holds the messages.
+var Raw = newRawMessages()
+
+func newRawMessages() *RawMessages {
+	marshal := func(v any) []byte {
 		b, err := json.Marshal(v)
 		if err != nil {
 			panic(err)
@@ -57,49 +81,104 @@ var Raw = func() RawMessages {
 		Method  string `json:"method"`
 		Params  any    `json:"params"`
 	}
-	return RawMessages{
-		AddReq:   m(req{"2.0", 1, MethodAdd, AddParams{1, 2}}),
-		AddResp:  m(resp{"2.0", 1, 3}),
-		EchoReq:  m(req{"2.0", 1, MethodEcho, EchoParams{EchoString}}),
-		EchoResp: m(resp{"2.0", 1, EchoString}),
-		Tick:     m(notif{"2.0", MethodTick, TickParams{1}}),
+	m := &RawMessages{single: map[int]rawKind{}, batch: map[int]rawKind{}}
+	set := func(k rawKind, request, reply any) {
+		m.Req[k] = marshal(request)
+		if reply != nil {
+			m.Reply[k] = marshal(reply)
+		}
 	}
-}()
-
-func init() {
-	if len(Raw.AddReq) == len(Raw.EchoReq) || len(Raw.AddReq) == len(Raw.Tick) || len(Raw.EchoReq) == len(Raw.Tick) {
-		panic("bench: raw requests must differ in length")
+	set(rawAdd, req{"2.0", 1, MethodAdd, AddParams{1, 2}}, resp{"2.0", 1, 3})
+	set(rawEcho, req{"2.0", 1, MethodEcho, EchoParams{EchoString}}, resp{"2.0", 1, EchoString})
+	set(rawBigEcho, req{"2.0", 1, MethodEcho, EchoParams{BigEchoString}}, resp{"2.0", 1, BigEchoString})
+	set(rawComplete, req{"2.0", 1, MethodComplete, CompleteParams{CompleteN}}, resp{"2.0", 1, Completions})
+	set(rawTick, notif{"2.0", MethodTick, TickParams{1}}, nil)
+	reqs := make([]req, W3BatchSize)
+	resps := make([]resp, W3BatchSize)
+	for i := range reqs {
+		reqs[i] = req{"2.0", i + 1, MethodAdd, AddParams{1, 2}}
+		resps[i] = resp{"2.0", i + 1, 3}
 	}
+	for k := 1; k <= W3BatchSize; k++ {
+		set(rawBatch+rawKind(k-1), reqs[:k], resps[:k])
+	}
+	// The server tells requests apart by their first byte (a batch is an
+	// array, as any JSON-RPC server first checks) and then their length,
+	// so lengths must differ within each group.
+	for k, r := range m.Req {
+		idx := m.single
+		if r[0] == '[' {
+			idx = m.batch
+		}
+		if prev, dup := idx[len(r)]; dup {
+			panic(fmt.Sprintf("bench: raw messages %d and %d are both %d bytes long", prev, k, len(r)))
+		}
+		idx[len(r)] = rawKind(k)
+	}
+	return m
 }
 
-// request returns the request bytes a raw client sends for method.
-func (m *RawMessages) request(method string) ([]byte, error) {
+// framed returns a copy of m's requests and replies, each framed with f
+// (for a byte stream), without m's length index.
+func (m *RawMessages) framed(f func([]byte) []byte) *RawMessages {
+	fm := &RawMessages{}
+	for k := range rawKinds {
+		fm.Req[k] = f(m.Req[k])
+		if m.Reply[k] != nil {
+			fm.Reply[k] = f(m.Reply[k])
+		}
+	}
+	return fm
+}
+
+// kindOf classifies a request as the raw server does: by its first byte,
+// then its length.
+func (m *RawMessages) kindOf(msg []byte) (rawKind, error) {
+	idx := m.single
+	if len(msg) > 0 && msg[0] == '[' {
+		idx = m.batch
+	}
+	if k, ok := idx[len(msg)]; ok {
+		return k, nil
+	}
+	return 0, fmt.Errorf("raw: unexpected %d-byte message", len(msg))
+}
+
+// callKind returns the kind of the call (or notification) a raw client
+// sends for method and params; echo has two, told apart by the string's
+// length.
+func callKind(method string, params any) (rawKind, error) {
 	switch method {
 	case MethodAdd:
-		return m.AddReq, nil
+		return rawAdd, nil
 	case MethodEcho:
-		return m.EchoReq, nil
+		if p, ok := params.(EchoParams); ok {
+			switch len(p.S) {
+			case EchoSize:
+				return rawEcho, nil
+			case BigEchoSize:
+				return rawBigEcho, nil
+			}
+		}
+	case MethodComplete:
+		return rawComplete, nil
 	case MethodTick:
-		return m.Tick, nil
+		return rawTick, nil
 	}
-	return nil, fmt.Errorf("raw: no fixed bytes for method %q", method)
+	return 0, fmt.Errorf("raw: no fixed bytes for %s(%T)", method, params)
 }
 
-// reply classifies a request by its length: it returns the reply to
-// write, or nil and tick=true for a notification.
-func (m *RawMessages) reply(req []byte) (reply []byte, tick bool, err error) {
-	switch len(req) {
-	case len(m.AddReq):
-		return m.AddResp, false, nil
-	case len(m.EchoReq):
-		return m.EchoResp, false, nil
-	case len(m.Tick):
-		return nil, true, nil
+// batchKind returns the kind of a batch of k calls of method.
+func batchKind(method string, k int) (rawKind, error) {
+	if method != MethodAdd || k < 1 || k > W3BatchSize {
+		return 0, fmt.Errorf("raw: no fixed bytes for a batch of %d %s calls", k, method)
 	}
-	return nil, false, fmt.Errorf("raw: unexpected %d-byte message", len(req))
+	return rawBatch + rawKind(k-1), nil
 }
 
-// fifo matches in-order replies to callers.
+// fifo matches in-order replies to callers: a caller queues a pooled
+// 1-buffered channel once its request is written, the read loop takes the
+// first one off the queue for each reply.
 type fifo struct {
 	waiters chan chan error
 	pool    sync.Pool
@@ -125,6 +204,70 @@ func (f *fifo) wait(ch chan error, done <-chan struct{}) error {
 	}
 }
 
+// rawClient is the client of every raw limit: a caller writes fixed bytes
+// under the write lock and waits; the read loop reads each reply (into a
+// reused buffer, never looking inside) and wakes the first caller in line.
+type rawClient struct {
+	msgs  *RawMessages // as this transport writes them
+	write func(ctx context.Context, msg []byte) error
+	wmu   sync.Mutex
+	q     *fifo
+	done  chan struct{} // closed when the read loop ends
+}
+
+func newRawClient(msgs *RawMessages, write func(context.Context, []byte) error) *rawClient {
+	return &rawClient{msgs: msgs, write: write, q: newFIFO(), done: make(chan struct{})}
+}
+
+// readLoop runs until next, which reads one reply, fails.
+func (rc *rawClient) readLoop(next func() error) {
+	defer close(rc.done)
+	for next() == nil {
+		(<-rc.q.waiters) <- nil
+	}
+}
+
+// roundTrip writes msg and waits for its reply.
+func (rc *rawClient) roundTrip(ctx context.Context, msg []byte) error {
+	ch := rc.q.get()
+	rc.wmu.Lock()
+	if err := rc.write(ctx, msg); err != nil {
+		rc.wmu.Unlock()
+		return err
+	}
+	rc.q.waiters <- ch
+	rc.wmu.Unlock()
+	return rc.q.wait(ch, rc.done)
+}
+
+func (rc *rawClient) Call(ctx context.Context, method string, params, _ any) error {
+	k, err := callKind(method, params)
+	if err != nil {
+		return err
+	}
+	return rc.roundTrip(ctx, rc.msgs.Req[k])
+}
+
+// Batch sends the fixed array of len(params) add calls and waits for the
+// array of replies, which, as one message, wakes one caller.
+func (rc *rawClient) Batch(ctx context.Context, method string, params []any, _ []any) error {
+	k, err := batchKind(method, len(params))
+	if err != nil {
+		return err
+	}
+	return rc.roundTrip(ctx, rc.msgs.Req[k])
+}
+
+func (rc *rawClient) Notify(ctx context.Context, method string, params any) error {
+	k, err := callKind(method, params)
+	if err != nil {
+		return err
+	}
+	rc.wmu.Lock()
+	defer rc.wmu.Unlock()
+	return rc.write(ctx, rc.msgs.Req[k])
+}
+
 // readMsg reads all of r into buf[:0], growing it as needed.
 func readMsg(r io.Reader, buf []byte) ([]byte, error) {
 	buf = buf[:0]
@@ -146,13 +289,19 @@ func readMsg(r io.Reader, buf []byte) ([]byte, error) {
 // ---- raw WebSocket echo on coder/websocket ----
 
 // RawWS is the WebSocket limit: coder/websocket on both ends, the
-// messages of Raw, no JSON.
+// messages of Raw, no JSON. Both ends raise coder/websocket's 32 KiB
+// default read limit to the 32 MiB that ours (ws.DefaultMaxMessageSize)
+// and go-ethereum use, so that W6 and W7 fit.
 type RawWS struct{}
 
 func (RawWS) Name() string { return "raw-ws" }
 
-// RawWSHandler serves the raw echo: each message is answered on the
-// connection's own goroutine, ticks are counted in svc.
+// rawWSReadLimit is the read limit of both raw WebSocket ends.
+const rawWSReadLimit = ws.DefaultMaxMessageSize
+
+// RawWSHandler serves the raw echo: each message is read into a reused
+// buffer and answered on the connection's own goroutine with c.Write;
+// ticks are counted in svc.
 func RawWSHandler(svc *Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
@@ -160,6 +309,7 @@ func RawWSHandler(svc *Service) http.Handler {
 			return
 		}
 		defer c.CloseNow()
+		c.SetReadLimit(rawWSReadLimit)
 		ctx := context.Background()
 		buf := make([]byte, 0, 2048)
 		for {
@@ -170,16 +320,16 @@ func RawWSHandler(svc *Service) http.Handler {
 			if buf, err = readMsg(rd, buf); err != nil {
 				return
 			}
-			reply, tick, err := Raw.reply(buf)
+			k, err := Raw.kindOf(buf)
 			if err != nil {
 				c.Close(websocket.StatusProtocolError, err.Error())
 				return
 			}
-			if tick {
+			if k == rawTick {
 				svc.Tick()
 				continue
 			}
-			if err := c.Write(ctx, websocket.MessageText, reply); err != nil {
+			if err := c.Write(ctx, websocket.MessageText, Raw.Reply[k]); err != nil {
 				return
 			}
 		}
@@ -193,62 +343,24 @@ func (RawWS) Start(tb testing.TB, svc *Service) (Client, func()) {
 		closeHTTP()
 		tb.Fatal(err)
 	}
-	rc := &rawWSClient{c: c, q: newFIFO(), done: make(chan struct{})}
-	go rc.readLoop()
+	c.SetReadLimit(rawWSReadLimit)
+	rc := newRawClient(Raw, func(ctx context.Context, msg []byte) error {
+		return c.Write(ctx, websocket.MessageText, msg)
+	})
+	buf := make([]byte, 0, 2048)
+	go rc.readLoop(func() error {
+		_, rd, err := c.Reader(context.Background())
+		if err != nil {
+			return err
+		}
+		buf, err = readMsg(rd, buf)
+		return err
+	})
 	return rc, func() {
 		c.CloseNow()
 		<-rc.done
 		closeHTTP()
 	}
-}
-
-type rawWSClient struct {
-	c    *websocket.Conn
-	wmu  sync.Mutex
-	q    *fifo
-	done chan struct{}
-}
-
-func (rc *rawWSClient) readLoop() {
-	defer close(rc.done)
-	ctx := context.Background()
-	buf := make([]byte, 0, 2048)
-	for {
-		_, rd, err := rc.c.Reader(ctx)
-		if err != nil {
-			return
-		}
-		if buf, err = readMsg(rd, buf); err != nil {
-			return
-		}
-		(<-rc.q.waiters) <- nil
-	}
-}
-
-func (rc *rawWSClient) Call(ctx context.Context, method string, _, _ any) error {
-	msg, err := Raw.request(method)
-	if err != nil {
-		return err
-	}
-	ch := rc.q.get()
-	rc.wmu.Lock()
-	if err := rc.c.Write(ctx, websocket.MessageText, msg); err != nil {
-		rc.wmu.Unlock()
-		return err
-	}
-	rc.q.waiters <- ch
-	rc.wmu.Unlock()
-	return rc.q.wait(ch, rc.done)
-}
-
-func (rc *rawWSClient) Notify(ctx context.Context, method string, _ any) error {
-	msg, err := Raw.request(method)
-	if err != nil {
-		return err
-	}
-	rc.wmu.Lock()
-	defer rc.wmu.Unlock()
-	return rc.c.Write(ctx, websocket.MessageText, msg)
 }
 
 // ---- raw framed TCP echo ----
@@ -272,6 +384,20 @@ func (r RawTCP) frame(msg []byte) []byte {
 	return append([]byte("Content-Length: "+strconv.Itoa(len(msg))+"\r\n\r\n"), msg...)
 }
 
+// rawFramed holds Raw framed for header ([0]) and line ([1]) streams,
+// built on first use.
+var rawFramed = [2]func() *RawMessages{
+	sync.OnceValue(func() *RawMessages { return Raw.framed(RawTCP{Line: false}.frame) }),
+	sync.OnceValue(func() *RawMessages { return Raw.framed(RawTCP{Line: true}.frame) }),
+}
+
+func (r RawTCP) msgs() *RawMessages {
+	if r.Line {
+		return rawFramed[1]()
+	}
+	return rawFramed[0]()
+}
+
 // framer reads frames from a buffered stream into a reused buffer.
 type framer struct {
 	line bool
@@ -281,13 +407,10 @@ type framer struct {
 
 var errBadHeader = errors.New("raw: bad header")
 
+// next returns the next message, valid until the next call.
 func (f *framer) next() ([]byte, error) {
 	if f.line {
-		b, err := f.br.ReadSlice('\n')
-		if err != nil {
-			return nil, err
-		}
-		return b[:len(b)-1], nil
+		return f.nextLine()
 	}
 	n := -1
 	for {
@@ -322,8 +445,26 @@ func (f *framer) next() ([]byte, error) {
 	return f.buf, nil
 }
 
+// nextLine returns the next line without its "\n": in place when it fits
+// in the reader's buffer, else gathered into f.buf.
+func (f *framer) nextLine() ([]byte, error) {
+	b, err := f.br.ReadSlice('\n')
+	if err == nil {
+		return b[:len(b)-1], nil
+	}
+	f.buf = append(f.buf[:0], b...)
+	for err == bufio.ErrBufferFull {
+		b, err = f.br.ReadSlice('\n')
+		f.buf = append(f.buf, b...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f.buf[:len(f.buf)-1], nil
+}
+
 func (r RawTCP) Start(tb testing.TB, svc *Service) (Client, func()) {
-	addResp, echoResp := r.frame(Raw.AddResp), r.frame(Raw.EchoResp)
+	msgs := r.msgs()
 	var wg sync.WaitGroup
 	addr, stopTCP := serveTCP(tb, func(c net.Conn) {
 		wg.Add(1)
@@ -336,20 +477,15 @@ func (r RawTCP) Start(tb testing.TB, svc *Service) (Client, func()) {
 				if err != nil {
 					return
 				}
-				reply, tick, err := Raw.reply(msg)
+				k, err := Raw.kindOf(msg)
 				if err != nil {
 					return
 				}
-				if tick {
+				if k == rawTick {
 					svc.Tick()
 					continue
 				}
-				if len(reply) == len(Raw.AddResp) {
-					reply = addResp
-				} else {
-					reply = echoResp
-				}
-				if _, err := c.Write(reply); err != nil {
+				if _, err := c.Write(msgs.Reply[k]); err != nil {
 					return
 				}
 			}
@@ -360,66 +496,19 @@ func (r RawTCP) Start(tb testing.TB, svc *Service) (Client, func()) {
 		stopTCP(true)
 		tb.Fatal(err)
 	}
-	rc := &rawTCPClient{
-		c:    nc,
-		q:    newFIFO(),
-		done: make(chan struct{}),
-		reqs: map[string][]byte{
-			MethodAdd:  r.frame(Raw.AddReq),
-			MethodEcho: r.frame(Raw.EchoReq),
-			MethodTick: r.frame(Raw.Tick),
-		},
-	}
-	go rc.readLoop(&framer{line: r.Line, br: bufio.NewReaderSize(nc, 64<<10)})
+	rc := newRawClient(msgs, func(_ context.Context, msg []byte) error {
+		_, err := nc.Write(msg)
+		return err
+	})
+	f := &framer{line: r.Line, br: bufio.NewReaderSize(nc, 64<<10)}
+	go rc.readLoop(func() error {
+		_, err := f.next()
+		return err
+	})
 	return rc, func() {
 		nc.Close()
 		<-rc.done
 		stopTCP(true)
 		wg.Wait()
 	}
-}
-
-type rawTCPClient struct {
-	c    net.Conn
-	wmu  sync.Mutex
-	q    *fifo
-	done chan struct{}
-	reqs map[string][]byte
-}
-
-func (rc *rawTCPClient) readLoop(f *framer) {
-	defer close(rc.done)
-	for {
-		if _, err := f.next(); err != nil {
-			return
-		}
-		(<-rc.q.waiters) <- nil
-	}
-}
-
-func (rc *rawTCPClient) Call(_ context.Context, method string, _, _ any) error {
-	msg, ok := rc.reqs[method]
-	if !ok {
-		return fmt.Errorf("raw: no fixed bytes for method %q", method)
-	}
-	ch := rc.q.get()
-	rc.wmu.Lock()
-	if _, err := rc.c.Write(msg); err != nil {
-		rc.wmu.Unlock()
-		return err
-	}
-	rc.q.waiters <- ch
-	rc.wmu.Unlock()
-	return rc.q.wait(ch, rc.done)
-}
-
-func (rc *rawTCPClient) Notify(_ context.Context, method string, _ any) error {
-	msg, ok := rc.reqs[method]
-	if !ok {
-		return fmt.Errorf("raw: no fixed bytes for method %q", method)
-	}
-	rc.wmu.Lock()
-	defer rc.wmu.Unlock()
-	_, err := rc.c.Write(msg)
-	return err
 }

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs every benchmark of the bench module ROUNDS times, interleaved
 # (W1 W1echo ... Idle, then again), appending to one results file, then
-# prints a benchstat table and the ratios to the raw limits (medians).
+# prints benchstat's tables and cmd/ratios' (medians): each row against the
+# raw limit of its transport, cost per KiB, ours against the other libraries.
 #
 #   bench/run.sh                 # 6 rounds, results in bench/results/
 #   ROUNDS=3 BENCHTIME=0.2s bench/run.sh
 #   BENCH='W1$|W2' bench/run.sh  # a subset (a -bench regexp)
 #
-# Needs about 6 minutes on 2 cores with the defaults.
+# Needs about 4-7 minutes on 2 cores with the defaults (one round of all
+# the workloads takes some 45 s at BENCHTIME=0.3s).
 set -euo pipefail
 
 cd "$(dirname "$0")"
@@ -40,7 +42,7 @@ echo "# benchstat (median ± 95% CI over $ROUNDS interleaved rounds; raw results
 echo
 ./.bin/benchstat "$OUT"
 echo
-echo "# ratios to the raw limit of the same transport (medians of $ROUNDS rounds)"
+echo "# ratios to the raw limit of the same transport, cost per KiB, ours vs the other libraries (medians of $ROUNDS rounds)"
 ./.bin/ratios "$OUT"
 echo
 echo "total: ${elapsed}s for $ROUNDS rounds"

@@ -1,7 +1,8 @@
 // Command ratios reads Go benchmark output of the bench module (one or
 // more runs of it, in one or more files, or standard input) and prints the
-// median of each metric and its ratio to the raw echo limit of the same
-// transport.
+// median of each metric, its ratio to the raw echo limit of the same
+// transport, the cost per KiB of the workloads that carry a payload, and
+// ours against each other library.
 //
 //	go run ./cmd/ratios results.txt
 //
@@ -91,9 +92,9 @@ func (s samples) impls(w string) []string {
 	}
 	rank := func(n string) int {
 		switch {
-		case strings.HasPrefix(n, "ours-"):
+		case isOurs(n):
 			return 0
-		case strings.HasPrefix(n, "raw-"):
+		case isRaw(n):
 			return 2
 		}
 		return 1
@@ -190,88 +191,199 @@ func main() {
 		fail(fmt.Errorf("no benchmark results found"))
 	}
 
-	// W1 and W1echo: latency of one call in flight, x raw of the transport.
-	for _, w := range []struct{ name, title string }{
-		{"W1", "W1: one call in flight, add {\"a\":1,\"b\":2}"},
-		{"W1echo", "W1echo: one call in flight, echo of a 1 KiB string"},
-	} {
-		if s[w.name] == nil {
-			continue
+	for _, w := range workloads {
+		if s[w.name] != nil {
+			w.print(s, w.name)
 		}
-		t := newTable(w.title, "x raw = ns/op / ns/op of the raw echo of the same transport (1.00x = the transport's floor; lower is better).",
-			"impl", "runs", "ns/op", "x raw", "B/op", "allocs/op")
-		for _, im := range s.impls(w.name) {
-			ns := s.get(w.name, im, "ns/op")
-			t.row(im, strconv.Itoa(s.runs(w.name, im)), num(ns), ratio(ns/s.get(w.name, rawOf(im), "ns/op")),
-				num(s.get(w.name, im, "B/op")), num(s.get(w.name, im, "allocs/op")))
-		}
-		t.flush()
 	}
+	versusPeers(s)
+}
 
-	if s["W2"] != nil {
-		t := newTable("W2: 64 goroutines sharing one connection, add",
-			"of raw = calls/s as a fraction of the raw echo's calls/s on the same transport (100% = the floor; higher is better).",
-			"impl", "runs", "ns/op", "calls/s", "of raw", "B/op", "allocs/op")
-		for _, im := range s.impls("W2") {
-			ns := s.get("W2", im, "ns/op")
-			t.row(im, strconv.Itoa(s.runs("W2", im)), num(ns), num(1e9/ns), pct(s.get("W2", rawOf(im), "ns/op")/ns),
-				num(s.get("W2", im, "B/op")), num(s.get("W2", im, "allocs/op")))
-		}
-		t.flush()
+// workloads are the tables, in the order printed.
+var workloads = []struct {
+	name  string
+	print func(s samples, w string)
+}{
+	{"W1", oneInFlight(`W1: one call in flight, add {"a":1,"b":2}`)},
+	{"W1echo", oneInFlight("W1echo: one call in flight, echo of a 1 KiB string")},
+	{"W2", w2},
+	{"W3", w3},
+	{"W4", w4},
+	{"W5", w5},
+	{"W6", oneInFlight("W6: one call in flight, echo of a 64 KiB string")},
+	{"W7", oneInFlight("W7: one call in flight, complete: a result of 1,000 completion items")},
+	{"Idle", idle},
+}
+
+// w2 prints W2: calls/s of 64 callers sharing a connection, as a fraction of raw.
+func w2(s samples, w string) {
+	t := newTable("W2: 64 goroutines sharing one connection, add",
+		"of raw = calls/s as a fraction of the raw echo's calls/s on the same transport (100% = the floor; higher is better).",
+		"impl", "runs", "ns/op", "calls/s", "of raw", "B/op", "allocs/op")
+	for _, im := range s.impls(w) {
+		ns := s.get(w, im, "ns/op")
+		t.row(im, strconv.Itoa(s.runs(w, im)), num(ns), num(1e9/ns), pct(s.get(w, rawOf(im), "ns/op")/ns),
+			num(s.get(w, im, "B/op")), num(s.get(w, im, "allocs/op")))
 	}
+	t.flush()
+}
 
-	if s["W3"] != nil {
-		t := newTable("W3: client batches of 100 add calls (per call)",
-			"x raw W1 = ns per batched call / raw W1 ns per call on the same transport; vs own W1 = how many times faster than the impl's own W1.",
-			"impl", "runs", "ns/call", "x raw W1", "vs own W1", "B/op", "allocs/op")
-		for _, im := range s.impls("W3") {
-			if s.runs("W3", im) == 0 {
-				continue // skipped: no client batches
+// w3 prints W3: per batched call, over raw per element of the same array.
+func w3(s samples, w string) {
+	t := newTable("W3: client batches of 100 add calls (per call)",
+		"x raw = ns per batched call / ns per element of the raw echo's array of 100 on the same transport; vs own W1 = how many times faster than the impl's own W1.",
+		"impl", "runs", "ns/call", "x raw", "vs own W1", "B/op", "allocs/op")
+	for _, im := range s.impls(w) {
+		if s.runs(w, im) == 0 {
+			continue // skipped: no client batches
+		}
+		ns := s.get(w, im, "ns/op")
+		t.row(im, strconv.Itoa(s.runs(w, im)), num(ns), ratio(ns/s.get(w, rawOf(im), "ns/op")),
+			ratio(s.get("W1", im, "ns/op")/ns), num(s.get(w, im, "B/op")), num(s.get(w, im, "allocs/op")))
+	}
+	t.flush()
+}
+
+// w4 prints W4: notifications/s as a fraction of raw, and the fraction lost.
+func w4(s samples, w string) {
+	t := newTable("W4: one-way notifications until the server counted them",
+		"of raw = notifications/s as a fraction of the raw limit's on the same transport (higher is better); lost = the fraction the server dropped (then ns/op is per counted one).",
+		"impl", "runs", "ns/op", "notif/s", "of raw", "lost", "B/op", "allocs/op")
+	for _, im := range s.impls(w) {
+		ns := s.get(w, im, "ns/op")
+		t.row(im, strconv.Itoa(s.runs(w, im)), num(ns), num(1e9/ns), pct(s.get(w, rawOf(im), "ns/op")/ns),
+			pct(s.get(w, im, "lost/op")), num(s.get(w, im, "B/op")), num(s.get(w, im, "allocs/op")))
+	}
+	t.flush()
+}
+
+// w5 prints W5: broadcast time over the raw write loop's.
+func w5(s samples, w string) {
+	t := newTable("W5: one notification broadcast to 1,000 WebSocket clients, until all received it",
+		"x raw = ns/broadcast / the raw coder/websocket write loop's (lower is better).",
+		"impl", "runs", "ns/broadcast", "ns/client", "x raw", "B/op", "allocs/op")
+	for _, im := range s.impls(w) {
+		ns := s.get(w, im, "ns/op")
+		t.row(im, strconv.Itoa(s.runs(w, im)), num(ns), num(ns/1000), ratio(ns/s.get(w, rawOf(im), "ns/op")),
+			num(s.get(w, im, "B/op")), num(s.get(w, im, "allocs/op")))
+	}
+	t.flush()
+}
+
+// idle prints Idle: bytes per idle connection over raw coder/websocket's.
+func idle(s samples, w string) {
+	t := newTable("Idle: idle WebSocket connections, both ends in one process",
+		"B/peer = (HeapInuse+StackInuse) growth / connections, client and server end together; x raw = / raw coder/websocket's.",
+		"impl", "runs", "peers", "B/peer", "x raw", "goroutines/peer", "connect ns")
+	for _, im := range s.impls(w) {
+		bp := s.get(w, im, "B/peer")
+		t.row(im, strconv.Itoa(s.runs(w, im)), num(s.get(w, im, "peers")), num(bp),
+			ratio(bp/s.get(w, rawOf(im), "B/peer")), num(s.get(w, im, "goroutines/peer")),
+			num(s.get(w, im, "ns/op")))
+	}
+	t.flush()
+}
+
+// oneInFlight returns the printer of a workload with one call in flight:
+// latency and its ratio to the raw echo of the same transport, and, if it
+// reports a payload (payload-B), throughput and cost per KiB.
+func oneInFlight(title string) func(s samples, w string) {
+	return func(s samples, w string) {
+		if !s.hasPayload(w) {
+			t := newTable(title, "x raw = ns/op / ns/op of the raw echo of the same transport (1.00x = the transport's floor; lower is better).",
+				"impl", "runs", "ns/op", "x raw", "B/op", "allocs/op")
+			for _, im := range s.impls(w) {
+				ns := s.get(w, im, "ns/op")
+				t.row(im, strconv.Itoa(s.runs(w, im)), num(ns), ratio(ns/s.get(w, rawOf(im), "ns/op")),
+					num(s.get(w, im, "B/op")), num(s.get(w, im, "allocs/op")))
 			}
-			ns := s.get("W3", im, "ns/op")
-			t.row(im, strconv.Itoa(s.runs("W3", im)), num(ns), ratio(ns/s.get("W1", rawOf(im), "ns/op")),
-				ratio(s.get("W1", im, "ns/op")/ns), num(s.get("W3", im, "B/op")), num(s.get("W3", im, "allocs/op")))
+			t.flush()
+			return
 		}
-		t.flush()
-	}
-
-	if s["W4"] != nil {
-		t := newTable("W4: one-way notifications until the server counted them",
-			"of raw = notifications/s as a fraction of the raw limit's on the same transport (higher is better); lost = the fraction the server dropped (then ns/op is per counted one).",
-			"impl", "runs", "ns/op", "notif/s", "of raw", "lost", "B/op", "allocs/op")
-		for _, im := range s.impls("W4") {
-			ns := s.get("W4", im, "ns/op")
-			t.row(im, strconv.Itoa(s.runs("W4", im)), num(ns), num(1e9/ns), pct(s.get("W4", rawOf(im), "ns/op")/ns),
-				pct(s.get("W4", im, "lost/op")), num(s.get("W4", im, "B/op")), num(s.get("W4", im, "allocs/op")))
-		}
-		t.flush()
-	}
-
-	if s["W5"] != nil {
-		t := newTable("W5: one notification broadcast to 1,000 WebSocket clients, until all received it",
-			"x raw = ns/broadcast / the raw coder/websocket write loop's (lower is better).",
-			"impl", "runs", "ns/broadcast", "ns/client", "x raw", "B/op", "allocs/op")
-		for _, im := range s.impls("W5") {
-			ns := s.get("W5", im, "ns/op")
-			t.row(im, strconv.Itoa(s.runs("W5", im)), num(ns), num(ns/1000), ratio(ns/s.get("W5", rawOf(im), "ns/op")),
-				num(s.get("W5", im, "B/op")), num(s.get("W5", im, "allocs/op")))
-		}
-		t.flush()
-	}
-
-	if s["Idle"] != nil {
-		t := newTable("Idle: idle WebSocket connections, both ends in one process",
-			"B/peer = (HeapInuse+StackInuse) growth / connections, client and server end together; x raw = / raw coder/websocket's.",
-			"impl", "runs", "peers", "B/peer", "x raw", "goroutines/peer", "connect ns")
-		for _, im := range s.impls("Idle") {
-			bp := s.get("Idle", im, "B/peer")
-			t.row(im, strconv.Itoa(s.runs("Idle", im)), num(s.get("Idle", im, "peers")), num(bp),
-				ratio(bp/s.get("Idle", rawOf(im), "B/peer")), num(s.get("Idle", im, "goroutines/peer")),
-				num(s.get("Idle", im, "ns/op")))
+		t := newTable(fmt.Sprintf("%s (payload %s B = %s KiB)", title, num(s.payload(w)), num(s.payload(w)/1024)),
+			"x raw = ns/op / ns/op of the raw echo of the same transport; MB/s = payload bytes per second; µs/KiB = ns/op per KiB of payload; +µs/KiB = the same minus the raw echo's (what JSON-RPC adds per KiB).",
+			"impl", "runs", "ns/op", "x raw", "MB/s", "µs/KiB", "+µs/KiB", "B/op", "allocs/op")
+		for _, im := range s.impls(w) {
+			ns, raw := s.get(w, im, "ns/op"), s.get(w, rawOf(im), "ns/op")
+			kib := s.get(w, im, "payload-B") / 1024
+			t.row(im, strconv.Itoa(s.runs(w, im)), num(ns), ratio(ns/raw),
+				num(kib*1024/ns*1e3), num(ns/1e3/kib), num((ns-raw)/1e3/kib),
+				num(s.get(w, im, "B/op")), num(s.get(w, im, "allocs/op")))
 		}
 		t.flush()
 	}
 }
+
+// hasPayload reports whether w's results carry the payload-B metric.
+func (s samples) hasPayload(w string) bool { return !math.IsNaN(s.payload(w)) }
+
+// payload returns w's payload in bytes (the largest reported: it is the
+// same for every implementation), NaN if none is.
+func (s samples) payload(w string) float64 {
+	p := math.NaN()
+	for im := range s[w] {
+		if v := s.get(w, im, "payload-B"); !math.IsNaN(v) && !(v <= p) {
+			p = v
+		}
+	}
+	return p
+}
+
+// peerWorkloads are the workloads in which other libraries run too.
+var peerWorkloads = []string{"W1", "W1echo", "W2", "W3", "W4", "W6", "W7"}
+
+// versusPeers prints, for each workload and each of ours, its ns/op over
+// every other library's and over the best of them (any transport).
+func versusPeers(s samples) {
+	var peers []string
+	seen := map[string]bool{}
+	for _, w := range peerWorkloads {
+		for _, im := range s.impls(w) {
+			if !isOurs(im) && !isRaw(im) && !seen[im] {
+				seen[im] = true
+				peers = append(peers, im)
+			}
+		}
+	}
+	slices.SortFunc(peers, func(a, b string) int { return order[a] - order[b] })
+	if len(peers) == 0 {
+		return
+	}
+	cols := []string{"workload / ours", "ns/op"}
+	for _, p := range peers {
+		cols = append(cols, short(p))
+	}
+	t := newTable("Ours vs the other libraries",
+		"ours ns/op / the library's ns/op on the same workload (below 1.00x: ours is faster; - = not run); best = the fastest other library, any transport. sg = sourcegraph, hdr = tcp-header, line = tcp-line.",
+		append(cols, "best", "x best")...)
+	for _, w := range peerWorkloads {
+		for _, im := range s.impls(w) {
+			if !isOurs(im) || s.runs(w, im) == 0 {
+				continue
+			}
+			ns := s.get(w, im, "ns/op")
+			cells := []string{w + " " + im, num(ns)}
+			best, bestNS := "-", math.Inf(1)
+			for _, p := range peers {
+				pns := s.get(w, p, "ns/op")
+				cells = append(cells, ratio(ns/pns))
+				if pns < bestNS {
+					best, bestNS = p, pns
+				}
+			}
+			t.row(append(cells, short(best), ratio(ns/bestNS))...)
+		}
+	}
+	t.flush()
+}
+
+// short abbreviates an implementation's name for a column header.
+func short(impl string) string {
+	return strings.NewReplacer("sourcegraph-", "sg-", "tcp-header", "hdr", "tcp-line", "line").Replace(impl)
+}
+
+func isOurs(impl string) bool { return strings.HasPrefix(impl, "ours-") }
+func isRaw(impl string) bool  { return strings.HasPrefix(impl, "raw-") }
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "ratios:", err)

@@ -14,6 +14,7 @@ BenchmarkW1/raw-ws-2          	   11314	     20000 ns/op	       0 B/op	       0 
     bench_test.go:185: 5846 of 49749 notifications were not counted (dropped)
 BenchmarkW4/ours-tcp-header-2 	   33166	      5685 ns/op	         0.2692 lost/op	     917 B/op	      22 allocs/op
 BenchmarkIdle/ours-ws-2       	       1	    585583 ns/op	     58174 B/peer	         5.000 goroutines/peer	      9963 peers
+BenchmarkW6/ours-tcp-line-2                  	     186	    612818 ns/op	 106.94 MB/s	     65536 payload-B	  974591 B/op	      27 allocs/op
 `
 	s := samples{}
 	if err := parse(strings.NewReader(in), s); err != nil {
@@ -36,5 +37,17 @@ BenchmarkIdle/ours-ws-2       	       1	    585583 ns/op	     58174 B/peer	     
 	}
 	if got := s.impls("W1"); strings.Join(got, ",") != "ours-ws,raw-ws" {
 		t.Errorf("impls = %v", got)
+	}
+	if got := s.payload("W6"); got != 65536 {
+		t.Errorf("W6 payload = %v, want 65536", got)
+	}
+	if got := s.get("W6", "ours-tcp-line", "MB/s"); got != 106.94 {
+		t.Errorf("W6 MB/s = %v", got)
+	}
+	if s.hasPayload("W1") {
+		t.Error("W1 has no payload-B metric, yet hasPayload says it has")
+	}
+	if got := short("sourcegraph-tcp-header"); got != "sg-hdr" {
+		t.Errorf("short = %q", got)
 	}
 }

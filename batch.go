@@ -94,7 +94,7 @@ func (b *outBatch) send(ctx context.Context, idx []int) (*outMsg, error) {
 			b.chans[i] = ch
 		}
 	}
-	m, err := b.p.out.enqueue(ctx, b.encode(idx), true)
+	m, err := b.p.out.enqueue(ctx, b.encode(nil, idx), nil, true)
 	if err != nil {
 		b.p.forgetAll(b.idsOf(idx))
 		return nil, err
@@ -102,13 +102,13 @@ func (b *outBatch) send(ctx context.Context, idx []int) (*outMsg, error) {
 	return m, nil
 }
 
-// encode returns the array of the elements idx.
-func (b *outBatch) encode(idx []int) []byte {
+// encode appends the array of the elements idx to msg.
+func (b *outBatch) encode(msg []byte, idx []int) []byte {
 	n := 2
 	for _, i := range idx {
 		n += envelopeSize + len(b.ids[i].raw) + len(b.elems[i].Method) + len(b.params[i])
 	}
-	msg := append(make([]byte, 0, n), '[')
+	msg = append(slices.Grow(msg, n), '[')
 	for _, i := range idx {
 		if len(msg) > 1 {
 			msg = append(msg, ',')
@@ -177,7 +177,9 @@ func (b *outBatch) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := b.p.out.enqueue(ctx, b.encode(all), true)
+	mb := newMsgBuf()
+	mb.b = b.encode(mb.b, all)
+	m, err := b.p.out.enqueue(ctx, mb.b, mb, true)
 	if err != nil {
 		b.p.pending.forgetGroup(g, b.ids)
 		return err

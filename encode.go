@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 )
 
 // The encoders below build messages by appending, so ids and already-raw
@@ -38,13 +39,7 @@ func newMessage(b []byte, n int) []byte {
 
 func appendRequest(b []byte, id ID, method string, params json.RawMessage) []byte {
 	b = newMessage(b, len(id.raw)+len(method)+len(params))
-	b = append(b, `{"jsonrpc":"2.0"`...)
-	if !id.IsZero() {
-		b = append(b, `,"id":`...)
-		b = append(b, id.raw...)
-	}
-	b = append(b, `,"method":`...)
-	b = appendQuote(b, method)
+	b = appendRequestHead(b, id, method)
 	if params != nil {
 		b = append(b, `,"params":`...)
 		b = append(b, params...)
@@ -52,13 +47,112 @@ func appendRequest(b []byte, id ID, method string, params json.RawMessage) []byt
 	return append(b, '}')
 }
 
-func appendResult(b []byte, id ID, result json.RawMessage) []byte {
-	b = newMessage(b, len(id.raw)+len(result))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
+// appendRequestHead appends a request up to its params.
+func appendRequestHead(b []byte, id ID, method string) []byte {
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	if !id.IsZero() {
+		b = append(b, `,"id":`...)
+		b = append(b, id.raw...)
+	}
+	b = append(b, `,"method":`...)
+	return appendQuote(b, method)
+}
+
+// msgBuf is a pooled buffer that an outgoing message is encoded into,
+// params or result included, so that a message costs neither an
+// allocation nor a copy once the pool is warm. The sendQueue gives it back
+// once the message is written (Conn.Write does not retain its argument).
+type msgBuf struct{ b []byte }
+
+var msgBufs = sync.Pool{New: func() any { return &msgBuf{b: make([]byte, 0, 512)} }}
+
+// maxPooledMsg bounds the buffers kept for reuse; larger ones are left to
+// the garbage collector.
+const maxPooledMsg = 1 << 20
+
+func newMsgBuf() *msgBuf {
+	mb := msgBufs.Get().(*msgBuf)
+	mb.b = mb.b[:0]
+	return mb
+}
+
+// free gives mb back to the pool; nothing may use it afterwards.
+func (mb *msgBuf) free() {
+	if cap(mb.b) <= maxPooledMsg {
+		msgBufs.Put(mb)
+	}
+}
+
+// encodeRequest encodes a request (a notification for the zero id), its
+// params marshalled in place, as marshalParams would marshal them.
+func encodeRequest(id ID, method string, params any) (*msgBuf, error) {
+	mb := newMsgBuf()
+	b, err := appendParams(appendRequestHead(mb.b, id, method), params)
+	if err != nil {
+		mb.free()
+		return nil, err
+	}
+	mb.b = append(b, '}')
+	return mb, nil
+}
+
+// encodeResult encodes a successful reply, its result marshalled in place,
+// as marshalResult would marshal it.
+func encodeResult(id ID, result any) (*msgBuf, error) {
+	mb := newMsgBuf()
+	b := append(mb.b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id.raw...)
 	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	return append(b, '}')
+	var err error
+	switch r := result.(type) {
+	case nil:
+		b = append(b, "null"...)
+	case json.RawMessage:
+		var raw json.RawMessage
+		if raw, err = marshalResult(r); err == nil {
+			b = append(b, raw...)
+		}
+	default:
+		if b, err = appendJSON(b, result); err != nil {
+			err = fmt.Errorf("jsonrpc: failed to marshal result: %w", err)
+		}
+	}
+	if err != nil {
+		mb.free()
+		return nil, err
+	}
+	mb.b = append(b, '}')
+	return mb, nil
+}
+
+// appendParams appends `,"params":` and params, marshalled in place, or
+// nothing for params that marshalParams would omit; it fails where
+// marshalParams fails.
+func appendParams(b []byte, params any) ([]byte, error) {
+	if params == nil {
+		return b, nil
+	}
+	if raw, ok := params.(json.RawMessage); ok {
+		raw, err := marshalParams(raw)
+		if err != nil || raw == nil {
+			return b, err
+		}
+		return append(append(b, `,"params":`...), raw...), nil
+	}
+	n := len(b)
+	b = append(b, `,"params":`...)
+	start := len(b)
+	b, err := appendJSON(b, params)
+	if err != nil {
+		return b[:n], fmt.Errorf("jsonrpc: failed to marshal params: %w", err)
+	}
+	if c := b[start]; c == '{' || c == '[' {
+		return b, nil
+	}
+	if string(b[start:]) == "null" { // a nil map, slice or pointer
+		return b[:n], nil
+	}
+	return b[:n], fmt.Errorf("%w, got %.20s", ErrInvalidParams, b[start:])
 }
 
 func appendErrorResponse(b []byte, id ID, e *Error) []byte {

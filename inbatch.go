@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,7 +37,7 @@ const batchTick = 100 * time.Microsecond
 type inBatch struct {
 	p       *Peer
 	tasks   []task
-	replies [][]byte
+	replies []*msgBuf
 
 	next     atomic.Int32 // index of the next element to start
 	finished atomic.Int32 // elements done
@@ -51,8 +52,8 @@ type inBatch struct {
 
 // runBatch serves the elements of an inbound batch and returns the reply
 // array (nil when every element was a notification).
-func (p *Peer) runBatch(j job) []byte {
-	b := &inBatch{p: p, tasks: j.tasks, replies: make([][]byte, len(j.tasks))}
+func (p *Peer) runBatch(j job) *msgBuf {
+	b := &inBatch{p: p, tasks: j.tasks, replies: make([]*msgBuf, len(j.tasks))}
 	if len(j.tasks) > 1 && p.opts.BatchConcurrency > 1 {
 		b.g.SetLimit(p.opts.BatchConcurrency - 1)
 		b.mu.Lock() // tick may run before AfterFunc returns
@@ -125,25 +126,27 @@ func (b *inBatch) tick() {
 }
 
 // collect joins the replies in the order of the elements.
-func (b *inBatch) collect() []byte {
+func (b *inBatch) collect() *msgBuf {
 	n := 0
 	for _, r := range b.replies {
 		if r != nil {
-			n += len(r) + 1
+			n += len(r.b) + 1
 		}
 	}
 	if n == 0 { // an all-notification batch gets no reply at all
 		return nil
 	}
-	out := make([]byte, 0, n+1)
-	out = append(out, '[')
+	out := newMsgBuf()
+	out.b = append(slices.Grow(out.b, n+1), '[')
 	for _, r := range b.replies {
 		if r != nil {
-			if len(out) > 1 {
-				out = append(out, ',')
+			if len(out.b) > 1 {
+				out.b = append(out.b, ',')
 			}
-			out = append(out, r...)
+			out.b = append(out.b, r.b...)
+			r.free()
 		}
 	}
-	return append(out, ']')
+	out.b = append(out.b, ']')
+	return out
 }

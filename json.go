@@ -1,10 +1,17 @@
 package jsonrpc
 
-import json "github.com/go-json-experiment/json/v1"
+import (
+	"bytes"
+	"sync"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	json "github.com/go-json-experiment/json/v1"
+)
 
 // The JSON seam: every pass the library makes over JSON text, other than
-// its own scanner (scan.go), goes through these three, so that the engine
-// behind them can be measured and changed in one place.
+// its own scanner (scan.go), goes through these, so that the engine behind
+// them can be measured and changed in one place.
 //
 // The engine is go-json-experiment's v1 package: encoding/json's API and
 // behaviour (user types decode exactly as encoding/json v1 decodes them;
@@ -21,3 +28,34 @@ func marshalJSON(v any) ([]byte, error) { return json.Marshal(v) }
 
 // unmarshalJSON decodes b into v.
 func unmarshalJSON(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// appendJSON appends the encoding of v to b, as marshalJSON would encode
+// it (the same v1 options), without an intermediate copy: the encoder
+// writes straight into b's spare capacity, growing it if need be. On error
+// b is returned unchanged in length.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	a := appenders.Get().(*appender)
+	a.buf = *bytes.NewBuffer(b)
+	a.enc.Reset(&a.buf, json.DefaultOptionsV1())
+	err := jsonv2.MarshalEncode(&a.enc, v)
+	out := a.buf.Bytes()
+	a.buf = bytes.Buffer{}
+	a.enc.Reset(&a.buf) // drop the reference to out
+	appenders.Put(a)
+	if err != nil {
+		return b, err
+	}
+	// The encoder ends a top-level value with a newline; Marshal does not.
+	if n := len(out); n > len(b) && out[n-1] == '\n' {
+		out = out[:n-1]
+	}
+	return out, nil
+}
+
+// appender is a pooled encoder and the buffer it writes into.
+type appender struct {
+	buf bytes.Buffer
+	enc jsontext.Encoder
+}
+
+var appenders = sync.Pool{New: func() any { return new(appender) }}

@@ -1,8 +1,10 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +67,37 @@ func TestJSONSeamDecodesAsEncodingJSON(t *testing.T) {
 		if string(want) != string(got) || (werr == nil) != (gerr == nil) {
 			t.Errorf("marshal %#v: encoding/json %s (%v), seam %s (%v)", v, want, werr, got, gerr)
 		}
+	}
+}
+
+// TestAppendJSONEncodesAsMarshal: appendJSON writes what marshalJSON does,
+// after whatever b held, for the values the library encodes.
+func TestAppendJSONEncodesAsMarshal(t *testing.T) {
+	type inner struct {
+		S    string  `json:"s,omitempty"`
+		F    float64 `json:"f"`
+		HTML string  `json:"html"`
+	}
+	values := []any{
+		nil, 1, "x", []int{1, 2}, map[string]any{"b": 1, "a": []any{true, nil}},
+		inner{S: "é\u2028<>&", F: 1e21, HTML: "<script>"},
+		&inner{}, json.RawMessage(`{"a" : 1}`), strings.Repeat("y", 70000),
+	}
+	for _, v := range values {
+		want, err := marshalJSON(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := []byte(`{"params":`)
+		got, err := appendJSON(append(make([]byte, 0, 16), prefix...), v)
+		if err != nil {
+			t.Fatalf("%T: %v", v, err)
+		}
+		if !bytes.Equal(got[:len(prefix)], prefix) || !bytes.Equal(got[len(prefix):], want) {
+			t.Errorf("%T: appendJSON wrote %.80s, Marshal %.80s", v, got, want)
+		}
+	}
+	if _, err := appendJSON(nil, make(chan int)); err == nil {
+		t.Error("appendJSON of a channel: no error")
 	}
 }

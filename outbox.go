@@ -66,8 +66,9 @@ func (o *outbox) flush(p *Peer) {
 		// One message at a time, each until written, so that MaxQueue
 		// counts what the member has not taken yet. A failed write ends
 		// the Peer, which says why. (No cycle: nothing the read loop
-		// waits for waits for this goroutine.)
-		if m, err := p.out.send(nil, msg, true); err == nil && m != nil {
+		// waits for waits for this goroutine.) msg is shared by the
+		// Group's members: not a pooled buffer.
+		if m, err := p.out.send(nil, msg, nil, true); err == nil && m != nil {
 			<-m.written // queued behind others' messages, not written in place
 		}
 	}

@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -274,8 +273,8 @@ func (p *Peer) closedErr() error {
 // write queues msg and waits until it has been written, or ctx or the
 // connection ends. A message still queued when ctx ends is withdrawn; one
 // being written may yet arrive.
-func (p *Peer) write(ctx context.Context, msg []byte) error {
-	m, err := p.out.send(ctx, msg, true)
+func (p *Peer) write(ctx context.Context, msg []byte, buf *msgBuf) error {
+	m, err := p.out.send(ctx, msg, buf, true)
 	if err != nil || m == nil { // failed, or written in place
 		return err
 	}
@@ -329,24 +328,30 @@ func (p *Peer) newID() ID { return ID{raw: strconv.FormatInt(p.nextID.Add(1), 10
 // up its handler slot while it waits for the reply, so that the remote side
 // may call back into this Peer even when every slot is taken.
 func (p *Peer) Call(ctx context.Context, method string, params, result any) error {
-	raw, err := marshalParams(params)
-	if err != nil {
-		return err
-	}
 	id := p.newID()
 	if len(p.opts.Interceptors) == 0 {
-		resp, err := p.roundTrip(ctx, id, method, raw)
+		msg, err := encodeRequest(id, method, params)
+		if err != nil {
+			return err
+		}
+		resp, err := p.roundTrip(ctx, id, msg)
 		if err != nil {
 			return err
 		}
 		return decodeResult(resp, result)
+	}
+	raw, err := marshalParams(params)
+	if err != nil {
+		return err
 	}
 	info := &CallInfo{Peer: p, Outbound: true, Method: method, ID: id, Params: raw}
 	v, err := p.intercept(info, func(ctx context.Context) (any, error) {
 		if err := checkParams(info.Params); err != nil {
 			return nil, err
 		}
-		return invokerResult(p.roundTrip(ctx, id, method, info.Params))
+		msg := newMsgBuf()
+		msg.b = appendRequest(msg.b, id, method, info.Params)
+		return invokerResult(p.roundTrip(ctx, id, msg))
 	})(ctx)
 	if err != nil {
 		return err
@@ -358,18 +363,19 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 	return decodeResult(&response{Result: rawRes}, result)
 }
 
-// roundTrip sends a request and waits for its reply, ctx or the end of the
-// connection. A handler's slot is given back for the whole wait, room in
-// the outbound queue included.
-func (p *Peer) roundTrip(ctx context.Context, id ID, method string, params json.RawMessage) (*response, error) {
+// roundTrip sends the request msg, whose id is id, and waits for its reply,
+// ctx or the end of the connection. A handler's slot is given back for the
+// whole wait, room in the outbound queue included.
+func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf) (*response, error) {
 	ch, err := p.pending.add(id)
 	if err != nil {
+		msg.free()
 		return nil, err
 	}
 	defer p.inbound.park(ctx)()
 	// m is nil when written in place, which only a ctx that never ends
 	// allows: then the ctx.Done case below cannot happen.
-	m, err := p.out.send(ctx, appendRequest(nil, id, method, params), false)
+	m, err := p.out.sendBuf(ctx, msg, false)
 	if err != nil {
 		p.pending.forget(id)
 		return nil, err
@@ -440,19 +446,23 @@ func (p *Peer) sendCancel(ids ...ID) {
 // first: a notification still queued then is never sent, one being written
 // may yet arrive.
 func (p *Peer) Notify(ctx context.Context, method string, params any) error {
+	if len(p.opts.Interceptors) == 0 {
+		msg, err := encodeRequest(ID{}, method, params)
+		if err != nil {
+			return err
+		}
+		return p.write(ctx, msg.b, msg)
+	}
 	raw, err := marshalParams(params)
 	if err != nil {
 		return err
-	}
-	if len(p.opts.Interceptors) == 0 {
-		return p.write(ctx, appendRequest(nil, ID{}, method, raw))
 	}
 	info := &CallInfo{Peer: p, Outbound: true, Method: method, Params: raw}
 	_, err = p.intercept(info, func(ctx context.Context) (any, error) {
 		if err := checkParams(info.Params); err != nil {
 			return nil, err
 		}
-		return nil, p.write(ctx, appendRequest(nil, ID{}, method, info.Params))
+		return nil, p.write(ctx, appendRequest(nil, ID{}, method, info.Params), nil)
 	})(ctx)
 	return err
 }

@@ -43,6 +43,7 @@ type sendQueue struct {
 // outMsg is one queued message.
 type outMsg struct {
 	data    []byte
+	buf     *msgBuf // data's pooled buffer, freed once written; or nil
 	control bool
 	state   uint8         // queued, taken or withdrawn; under sendQueue.mu
 	written chan struct{} // if not nil, closed once written or failed
@@ -68,9 +69,10 @@ func (s *sendQueue) init(p *Peer) {
 // enqueue queues data, waiting while the queue is over its budget (a
 // message larger than the whole budget goes alone) until ctx or the
 // connection ends. A nil ctx waits for the connection only. If written is
-// true, the returned message's written channel will get the outcome.
-func (s *sendQueue) enqueue(ctx context.Context, data []byte, written bool) (*outMsg, error) {
-	m := &outMsg{data: data}
+// true, the returned message's written channel will get the outcome. If buf
+// is not nil, data is buf's, and buf is freed once data is written.
+func (s *sendQueue) enqueue(ctx context.Context, data []byte, buf *msgBuf, written bool) (*outMsg, error) {
+	m := &outMsg{data: data, buf: buf}
 	if written {
 		m.written = make(chan struct{})
 	}
@@ -112,13 +114,18 @@ func (s *sendQueue) enqueue(ctx context.Context, data []byte, written bool) (*ou
 // send writes data in the writer's place (see direct) when ctx can never
 // end, and queues it otherwise, as enqueue does. A nil ctx is one that
 // never ends. The returned message is nil when data was written in place.
-func (s *sendQueue) send(ctx context.Context, data []byte, written bool) (*outMsg, error) {
+func (s *sendQueue) send(ctx context.Context, data []byte, buf *msgBuf, written bool) (*outMsg, error) {
 	if ctx == nil || ctx.Done() == nil {
-		if ok, err := s.direct(data); ok {
+		if ok, err := s.direct(data, buf); ok {
 			return nil, err
 		}
 	}
-	return s.enqueue(ctx, data, written)
+	return s.enqueue(ctx, data, buf, written)
+}
+
+// sendBuf sends buf's message, as send does.
+func (s *sendQueue) sendBuf(ctx context.Context, buf *msgBuf, written bool) (*outMsg, error) {
+	return s.send(ctx, buf.b, buf, written)
 }
 
 // direct writes data on the calling goroutine, as the writer would, when
@@ -127,7 +134,7 @@ func (s *sendQueue) send(ctx context.Context, data []byte, written bool) (*outMs
 // reply, a call with a ctx that never ends), which may wait for the Conn:
 // it saves the hand-over to the writer goroutine. The caller counts as
 // waiting for a write meanwhile (see blocked).
-func (s *sendQueue) direct(data []byte) (bool, error) {
+func (s *sendQueue) direct(data []byte, buf *msgBuf) (bool, error) {
 	s.mu.Lock()
 	if s.running || len(s.q) > 0 || s.closed != nil {
 		s.mu.Unlock()
@@ -155,6 +162,8 @@ func (s *sendQueue) direct(data []byte) (bool, error) {
 	s.start(start)
 	if err != nil {
 		s.close(err)
+	} else if buf != nil {
+		buf.free()
 	}
 	return true, err
 }
@@ -303,6 +312,9 @@ func (s *sendQueue) run() {
 		s.mu.Lock()
 		s.release(m)
 		s.mu.Unlock()
+		if err == nil && m.buf != nil {
+			m.buf.free() // nobody reads a written message's data
+		}
 		if m.written != nil {
 			m.err = err
 			close(m.written)

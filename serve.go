@@ -9,30 +9,30 @@ import (
 // for room in the outbound queue: the handlers push back on their lane
 // rather than hold replies beyond Options.MaxOutboundBytes.
 func (p *Peer) runJob(j job) {
-	if !j.batch {
-		if reply := p.serve(&j.tasks[0]); reply != nil {
-			p.reply(reply)
-		}
-		return
+	var reply *msgBuf
+	if j.batch {
+		reply = p.runBatch(j)
+	} else {
+		reply = p.serve(&j.tasks[0])
 	}
-	if out := p.runBatch(j); out != nil {
-		p.reply(out)
+	if reply != nil {
+		p.reply(reply)
 	}
 }
 
 // reply queues a handler's reply, waiting for room until the connection
 // ends (in which case there is nobody to answer).
-func (p *Peer) reply(msg []byte) {
-	_, _ = p.out.send(nil, msg, false)
+func (p *Peer) reply(msg *msgBuf) {
+	_, _ = p.out.sendBuf(nil, msg, false)
 }
 
 // serve runs one task's handler and returns its encoded reply, or nil for a
 // notification.
-func (p *Peer) serve(t *task) []byte {
+func (p *Peer) serve(t *task) *msgBuf {
 	defer p.inbound.done(t)
 	req := &t.msg.req
 	if t.msg.invalid != nil {
-		return appendErrorResponse(nil, req.ID, t.msg.invalid)
+		return errorReply(req.ID, t.msg.invalid)
 	}
 	t.ctx.req = req // for RequestFromContext
 	var result any
@@ -49,9 +49,9 @@ func (p *Peer) serve(t *task) []byte {
 		return nil
 	}
 	if err == nil {
-		raw, merr := marshalResult(result)
+		reply, merr := encodeResult(req.ID, result)
 		if merr == nil {
-			return appendResult(nil, req.ID, raw)
+			return reply
 		}
 		p.log.Error("jsonrpc: cannot marshal a result", "method", req.Method, "err", merr)
 		err = errInternal()
@@ -60,7 +60,14 @@ func (p *Peer) serve(t *task) []byte {
 	if e == nil {
 		e = errInternal()
 	}
-	return appendErrorResponse(nil, req.ID, e)
+	return errorReply(req.ID, e)
+}
+
+// errorReply encodes an error reply in a pooled buffer.
+func errorReply(id ID, e *Error) *msgBuf {
+	mb := newMsgBuf()
+	mb.b = appendErrorResponse(mb.b, id, e)
+	return mb
 }
 
 // callHandler runs the user's handler through the interceptors, turning a

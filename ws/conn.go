@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -121,7 +122,11 @@ func (c *Conn) Read() ([]byte, error) {
 	// The whole message is read (up to the read limit) even when it turns
 	// out to be binary: coder/websocket's close handshake would otherwise
 	// first drain the rest of it, with no deadline.
-	typ, data, err := c.ws.Read(context.Background())
+	typ, r, err := c.ws.Reader(context.Background())
+	if err != nil {
+		return nil, c.readError(err)
+	}
+	data, err := readMessage(r)
 	if err != nil {
 		return nil, c.readError(err)
 	}
@@ -139,6 +144,40 @@ func (c *Conn) Read() ([]byte, error) {
 	}
 	return data, nil
 }
+
+// readMessage reads a whole message from r into a pooled scratch buffer,
+// and returns a copy of exactly its size: one allocation, where reading
+// into a slice grown as the message arrives (io.ReadAll) allocates, copies
+// and clears several times over for a large message.
+func readMessage(r io.Reader) ([]byte, error) {
+	sp := scratchBufs.Get().(*[]byte)
+	buf := (*sp)[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err // buf is dropped: r may have failed mid-read
+		}
+	}
+	msg := bytes.Clone(buf)
+	if cap(buf) <= maxScratch {
+		*sp = buf
+		scratchBufs.Put(sp)
+	}
+	return msg, nil
+}
+
+// scratchBufs holds the buffers readMessage reads into; none larger than
+// maxScratch is kept.
+var scratchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxScratch = 1 << 20
 
 // readError explains why Read failed.
 func (c *Conn) readError(err error) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -48,21 +49,52 @@ func (p *Peer) Batch(ctx context.Context, elems []BatchElem) error {
 	if len(elems) == 0 {
 		return ErrEmptyBatch
 	}
-	b := &outBatch{p: p, elems: elems, ids: make([]ID, len(elems)), params: make([]json.RawMessage, len(elems))}
+	b := &outBatch{p: p, elems: elems, ids: p.newIDs(elems)}
+	if len(p.opts.Interceptors) == 0 {
+		return b.run(ctx) // params are marshalled in place
+	}
+	b.params = make([]json.RawMessage, len(elems))
 	for i := range elems {
 		raw, err := marshalParams(elems[i].Params)
 		if err != nil {
 			return err
 		}
 		b.params[i] = raw
-		if !elems[i].Notification {
-			b.ids[i] = p.newID()
-		}
-	}
-	if len(p.opts.Interceptors) == 0 {
-		return b.run(ctx)
 	}
 	return b.runIntercepted(ctx)
+}
+
+// newIDs returns fresh ids for the calls among elems (the zero ID for the
+// notifications), their texts sharing one string.
+func (p *Peer) newIDs(elems []BatchElem) []ID {
+	ids := make([]ID, len(elems))
+	n := 0
+	for i := range elems {
+		if !elems[i].Notification {
+			n++
+		}
+	}
+	if n == 0 {
+		return ids
+	}
+	last := p.nextID.Add(int64(n))
+	first := last - int64(n) + 1
+	text := make([]byte, 0, n*len(strconv.FormatInt(last, 10)))
+	ends := make([]int, 0, n)
+	for k := first; k <= last; k++ {
+		text = strconv.AppendInt(text, k, 10)
+		ends = append(ends, len(text))
+	}
+	all := string(text)
+	start, k := 0, 0
+	for i := range elems {
+		if !elems[i].Notification {
+			ids[i] = ID{raw: all[start:ends[k]]}
+			start = ends[k]
+			k++
+		}
+	}
+	return ids
 }
 
 // batchGather is how long the elements of an intercepted Batch that have
@@ -118,6 +150,28 @@ func (b *outBatch) encode(msg []byte, idx []int) []byte {
 	return append(msg, ']')
 }
 
+// encodeInPlace encodes the whole batch into a pooled buffer, marshalling
+// each element's params in place.
+func (b *outBatch) encodeInPlace() (*msgBuf, error) {
+	mb := newMsgBuf()
+	msg := append(mb.b, '[')
+	for i := range b.elems {
+		if i > 0 {
+			msg = append(msg, ',')
+		}
+		var err error
+		msg, err = appendParams(appendRequestHead(msg, b.ids[i], b.elems[i].Method), b.elems[i].Params)
+		if err != nil {
+			mb.b = msg
+			mb.free()
+			return nil, err
+		}
+		msg = append(msg, '}')
+	}
+	mb.b = append(msg, ']')
+	return mb, nil
+}
+
 // idsOf returns the ids of the elements idx.
 func (b *outBatch) idsOf(idx []int) []ID {
 	ids := make([]ID, len(idx))
@@ -168,21 +222,25 @@ func (b *outBatch) wait(ctx context.Context, m *outMsg, i int) (*response, error
 // is in. When ctx or the connection ends first, the elements answered by
 // then keep their outcomes.
 func (b *outBatch) run(ctx context.Context) error {
-	all := make([]int, len(b.elems))
-	for i := range all {
-		all[i] = i
+	msg, err := b.encodeInPlace()
+	if err != nil {
+		return err
 	}
 	defer b.p.inbound.park(ctx)() // as in Call
 	g, err := b.p.pending.addGroup(b.ids)
 	if err != nil {
+		msg.free()
 		return err
 	}
-	mb := newMsgBuf()
-	mb.b = b.encode(mb.b, all)
-	m, err := b.p.out.enqueue(ctx, mb.b, mb, true)
+	m, err := b.p.out.enqueue(ctx, msg.b, msg, true)
 	if err != nil {
+		msg.free()
 		b.p.pending.forgetGroup(g, b.ids)
 		return err
+	}
+	all := make([]int, len(b.elems))
+	for i := range all {
+		all[i] = i
 	}
 	if err := b.written(ctx, m, all); err != nil {
 		return err

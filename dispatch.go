@@ -151,8 +151,9 @@ func (d *dispatcher) submit(msgs []message, batch bool, size, slack int) bool {
 		return false
 	}
 	j := job{tasks: make([]task, len(msgs)), batch: batch, size: size}
+	ctxs := make([]handlerCtx, len(msgs)) // one allocation for a batch's
 	for i, m := range msgs {
-		j.tasks[i] = d.newTask(m, l)
+		j.tasks[i] = d.newTask(m, l, &ctxs[i])
 	}
 	if d.orderedNotes() {
 		if l == &d.notes {
@@ -250,15 +251,16 @@ const maxWake = 1024
 // orderedNotes reports whether notifications run one at a time in order.
 func (d *dispatcher) orderedNotes() bool { return d.notes.max == 1 }
 
-// newTask gives a request its handler ctx; a call's ctx is cancellable and
-// registered by id, so that a cancel notification can reach it. Called
+// newTask gives a request its handler ctx, h; a call's ctx is cancellable
+// and registered by id, so that a cancel notification can reach it. Called
 // with d.mu held.
-func (d *dispatcher) newTask(m message, l *lane) task {
+func (d *dispatcher) newTask(m message, l *lane, h *handlerCtx) task {
 	t := task{msg: m}
 	if m.invalid != nil {
 		return t
 	}
-	t.ctx = &handlerCtx{Context: d.p.ctx, d: d, l: l}
+	*h = handlerCtx{Context: d.p.ctx, d: d, l: l}
+	t.ctx = h
 	if m.req.IsNotification() {
 		return t
 	}

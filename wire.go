@@ -54,6 +54,17 @@ func decodeMessage(data []byte) (msgs []message, batch bool) {
 type decoder struct {
 	msgs  []message
 	names map[string]string
+	resps []response // a slab for the responses of the message being decoded
+}
+
+// newResponse returns a response from the slab for the current message,
+// which holds n elements.
+func (d *decoder) newResponse(n int) *response {
+	if len(d.resps) == cap(d.resps) {
+		d.resps = make([]response, 0, n)
+	}
+	d.resps = d.resps[:len(d.resps)+1]
+	return &d.resps[len(d.resps)-1]
 }
 
 // maxNames bounds the method names a decoder keeps.
@@ -72,11 +83,14 @@ func (d *decoder) decode(data []byte) (msgs []message, batch bool) {
 	}
 	switch data[0] {
 	case '{':
-		return append(msgs, d.object(data)), false
+		d.resps = nil
+		return append(msgs, d.object(data, 1)), false
 	case '[':
-		for _, el := range splitArray(data) {
+		els := splitArray(data)
+		d.resps = nil // the replies of this batch get a slab of their own
+		for _, el := range els {
 			if el[0] == '{' {
-				msgs = append(msgs, d.object(el))
+				msgs = append(msgs, d.object(el, len(els)))
 			} else {
 				msgs = append(msgs, message{req: Request{ID: NullID()}, invalid: errInvalidRequest()})
 			}
@@ -116,8 +130,9 @@ type members struct {
 	jsonrpc, method, params, id, result, err []byte
 }
 
-// object classifies one object known to be valid JSON.
-func (d *decoder) object(obj []byte) message {
+// object classifies one object known to be valid JSON, an element of a
+// message of n.
+func (d *decoder) object(obj []byte, n int) message {
 	var m members
 	forEachMember(obj, func(key, val []byte) {
 		switch string(key) {
@@ -136,7 +151,7 @@ func (d *decoder) object(obj []byte) message {
 		}
 	})
 	if m.method == nil && (m.result != nil || m.err != nil) {
-		return decodeResponse(&m, obj)
+		return decodeResponse(&m, obj, d.newResponse(n))
 	}
 	return d.request(&m)
 }
@@ -172,8 +187,7 @@ func (d *decoder) request(m *members) message {
 // the wild send them and their meaning is plain: a null member next to the
 // other one ("error": null beside a result, or "result": null beside an
 // error), and an error object without a message (read as "").
-func decodeResponse(m *members, obj []byte) message {
-	resp := &response{}
+func decodeResponse(m *members, obj []byte, resp *response) message {
 	bad := func(why string) message {
 		resp.invalid = newInvalidResponse(why, obj)
 		return message{resp: resp, invalid: &Error{Code: CodeInvalidRequest, Message: "invalid response: " + why}}

@@ -184,6 +184,17 @@ func TestDecodeMessage(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"m","result":1}`, false, []string{"call m id 1"}},
 		{`[1,{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":2,"result":0},[]]`, true,
 			[]string{"invalid -32600 id null", "notification a", "response", "invalid -32600 id null"}},
+		// A syntax error anywhere, or anything after the value, makes the
+		// whole message a parse error.
+		{`{"jsonrpc":"2.0","method":"a"} x`, false, []string{"invalid -32700 id null"}},
+		{`{"jsonrpc":"2.0","method":"a"}{"jsonrpc":"2.0","method":"b"}`, false, []string{"invalid -32700 id null"}},
+		{`{"jsonrpc":"2.0","method":"a","params":{"x":[1,}}`, false, []string{"invalid -32700 id null"}},
+		{`[{"jsonrpc":"2.0","method":"a"},{"a":tru}]`, false, []string{"invalid -32700 id null"}},
+		{`[{"jsonrpc":"2.0","method":"a"} {"jsonrpc":"2.0","method":"b"}]`, false, []string{"invalid -32700 id null"}},
+		{`[1,2,3`, false, []string{"invalid -32700 id null"}},
+		{` [ "a,]}\"" , {"k":[1,{"x":"]"}]}, [[]], null,true ] `, true,
+			[]string{"invalid -32600 id null", "invalid -32600 id null", "invalid -32600 id null", "invalid -32600 id null", "invalid -32600 id null"}},
+		{"[\n\t{\"jsonrpc\":\"2.0\",\"method\":\"\\u0061\"}\r\n]", true, []string{"notification a"}},
 	} {
 		msgs, batch := decodeMessage([]byte(tc.in))
 		var got []string

@@ -62,16 +62,25 @@ func skipValue(b []byte, i int) int {
 }
 
 // skipString returns the index just past the string that starts at b[i].
+// It jumps from quote to quote (bytes.IndexByte is vectorised): a quote
+// ends the string unless an odd number of backslashes precede it.
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
 		}
+		q := j + k
+		n := 0 // backslashes just before the quote
+		for q-1-n > i && b[q-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
-	return i
+	return len(b)
 }
 
 // splitArray returns the elements of a valid JSON array.

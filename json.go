@@ -36,8 +36,9 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	a.enc.Reset(&a.buf, json.DefaultOptionsV1())
 	err := jsonv2.MarshalEncode(&a.enc, v)
 	out := a.buf.Bytes()
+	// The pooled encoder still refers to out's array until its next
+	// Reset, which it gets before it writes again.
 	a.buf = bytes.Buffer{}
-	a.enc.Reset(&a.buf) // drop the reference to out
 	appenders.Put(a)
 	if err != nil {
 		return b, err

@@ -62,10 +62,21 @@ func skipValue(b []byte, i int) int {
 }
 
 // skipString returns the index just past the string that starts at b[i].
-// It jumps from quote to quote (bytes.IndexByte is vectorised): a quote
-// ends the string unless an odd number of backslashes precede it.
+// Short strings (member names, methods) are stepped through; past
+// shortString bytes it jumps from quote to quote (bytes.IndexByte is
+// vectorised): a quote ends the string unless an odd number of
+// backslashes precede it.
 func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); {
+	j := i + 1
+	for end := min(len(b), j+shortString); j < end; j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	for j < len(b) {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
 			return len(b)
@@ -82,6 +93,9 @@ func skipString(b []byte, i int) int {
 	}
 	return len(b)
 }
+
+// shortString is how far skipString steps byte by byte.
+const shortString = 32
 
 // splitArray returns the elements of a valid JSON array.
 func splitArray(b []byte) [][]byte {

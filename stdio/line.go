@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/peerwire/jsonrpc"
 )
@@ -31,6 +32,16 @@ func readLineFrame(br *bufio.Reader, limit int64) ([]byte, error) {
 		started  bool   // a non-space byte of the message has been seen
 		tooLarge bool
 	)
+	// A line longer than br's buffer is gathered in a pooled scratch
+	// buffer and copied out once, rather than in a slice regrown as it
+	// arrives.
+	var scratch *[]byte
+	defer func() {
+		if scratch != nil && cap(buf) <= maxScratch {
+			*scratch = buf[:0]
+			scratchBufs.Put(scratch)
+		}
+	}()
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
@@ -60,6 +71,10 @@ func readLineFrame(br *bufio.Reader, limit int64) ([]byte, error) {
 				}
 			}
 			if !tooLarge {
+				if scratch == nil {
+					scratch = scratchBufs.Get().(*[]byte)
+					buf = (*scratch)[:0]
+				}
 				buf = appendCapped(buf, chunk, limit)
 			}
 		}
@@ -74,9 +89,18 @@ func readLineFrame(br *bufio.Reader, limit int64) ([]byte, error) {
 		case !started:
 			continue // blank line
 		}
-		return trimRightSpace(buf), nil
+		if cap(buf) > maxScratch { // not kept: the message may have it
+			return trimRightSpace(buf), nil
+		}
+		return bytes.Clone(trimRightSpace(buf)), nil
 	}
 }
+
+// scratchBufs holds the buffers long lines are gathered in; none larger
+// than maxScratch is kept.
+var scratchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+const maxScratch = 1 << 20
 
 // appendCapped appends b to buf, growing buf's capacity geometrically but
 // never past limit.
@@ -102,7 +126,8 @@ func encodeLineFrame(buf *bytes.Buffer, msg []byte) error {
 	if allSpace(msg) {
 		return errEmptyLine
 	}
-	if bytes.ContainsAny(msg, "\r\n") {
+	// Two vectorised scans: ContainsAny goes byte by byte.
+	if bytes.IndexByte(msg, '\n') >= 0 || bytes.IndexByte(msg, '\r') >= 0 {
 		if err := json.Compact(buf, msg); err != nil {
 			return fmt.Errorf("stdio: message has line breaks and is not valid JSON: %w", err)
 		}

@@ -43,14 +43,21 @@ func (g *Group) Add(p *Peer) {
 	if g.members == nil {
 		g.members = make(map[*Peer]*outbox)
 	}
-	_, dup := g.members[p]
-	if !dup {
-		g.members[p] = &outbox{}
+	if _, dup := g.members[p]; dup {
+		g.mu.Unlock()
+		return
+	}
+	o := &outbox{}
+	g.members[p] = o
+	g.mu.Unlock()
+	stop := p.afterEnd(func() { g.Remove(p) })
+	g.mu.Lock()
+	if g.members[p] == o {
+		o.leave = stop // Remove unregisters the hook
+	} else {
+		stop() // removed meanwhile
 	}
 	g.mu.Unlock()
-	if !dup {
-		p.afterEnd(func() { g.Remove(p) })
-	}
 }
 
 // Remove takes p out of the group; notifications queued for it are dropped.
@@ -59,6 +66,9 @@ func (g *Group) Remove(p *Peer) {
 	defer g.mu.Unlock()
 	if o, ok := g.members[p]; ok {
 		o.clear()
+		if o.leave != nil {
+			o.leave()
+		}
 		delete(g.members, p)
 	}
 }

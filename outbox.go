@@ -11,6 +11,8 @@ type outbox struct {
 	msgs    [][]byte
 	size    int  // bytes in msgs
 	writing bool // a goroutine is flushing msgs
+
+	leave func() bool // unregisters the member's end hook (under Group.mu)
 }
 
 // push queues msg unless that would put more than maxMsgs messages or

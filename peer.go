@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -60,11 +62,12 @@ type Peer struct {
 	readDone    chan struct{}
 
 	mu          sync.Mutex
-	readStopped bool          // no goroutine may join wg any more
-	ended       bool          // end has run the hooks
-	eof         error         // the remote ended its stream cleanly: drain, then end
-	eofSeen     chan struct{} // closed when eof is set
-	endHooks    []func()      // run once the connection has ended
+	readStopped bool           // no goroutine may join wg any more
+	ended       bool           // end has run the hooks
+	eof         error          // the remote ended its stream cleanly: drain, then end
+	eofSeen     chan struct{}  // closed when eof is set
+	endHooks    map[int]func() // run once the connection has ended
+	nextHook    int
 	endOnce     sync.Once
 	endErr      atomic.Pointer[error] // set first thing when the connection ends
 	done        chan struct{}         // closed when the connection has ended
@@ -218,8 +221,8 @@ func (p *Peer) end(cause error) {
 		hooks := p.endHooks
 		p.endHooks, p.ended = nil, true
 		p.mu.Unlock()
-		for _, f := range hooks {
-			f()
+		for _, k := range slices.Sorted(maps.Keys(hooks)) { // in registration order
+			hooks[k]()
 		}
 		// A connection that ends is normal life (a tab closing, a link
 		// dropping, a client that stops reading): nothing for a human.
@@ -229,17 +232,38 @@ func (p *Peer) end(cause error) {
 	})
 }
 
+// AfterFunc arranges for f to run, on its own goroutine, once the
+// connection has ended (at once if it has), after Done is closed. Calling
+// the returned stop stops that; stop reports whether it did, that is
+// whether f had not been started. It lets a registry (a Group, a topic
+// that spans many nodes) forget a member when it goes, without a goroutine
+// per member waiting on Done.
+func (p *Peer) AfterFunc(f func()) (stop func() bool) {
+	return p.afterEnd(func() { go f() })
+}
+
 // afterEnd registers f to run once the connection has ended, or runs it now
-// if it has.
-func (p *Peer) afterEnd(f func()) {
+// if it has; stop unregisters it and reports whether it had not run.
+func (p *Peer) afterEnd(f func()) (stop func() bool) {
 	p.mu.Lock()
-	if !p.ended {
-		p.endHooks = append(p.endHooks, f)
-		f = nil
-	}
-	p.mu.Unlock()
-	if f != nil {
+	if p.ended {
+		p.mu.Unlock()
 		f()
+		return func() bool { return false }
+	}
+	if p.endHooks == nil {
+		p.endHooks = make(map[int]func())
+	}
+	k := p.nextHook
+	p.nextHook++
+	p.endHooks[k] = f
+	p.mu.Unlock()
+	return func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		_, ok := p.endHooks[k]
+		delete(p.endHooks, k)
+		return ok
 	}
 }
 

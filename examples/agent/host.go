@@ -54,14 +54,14 @@ func runHost(w io.Writer) error {
 		return err
 	}
 	defer files.close()
-	flaky, err := h.start(self, "flaky", token)
+	flaky, err := h.supervise(self, "flaky", token) // restarted when it crashes
 	if err != nil {
 		return err
 	}
 	defer flaky.close()
 
 	for _, step := range []func() error{
-		func() error { return h.listTools(files, flaky) },
+		func() error { return h.listTools(files, flaky.running()) },
 		func() error { return h.readAndDelete(files) },
 		func() error { return h.withoutToken(files) },
 		func() error { return h.batch(files) },
@@ -173,8 +173,11 @@ func (h *host) batch(files *tool) error {
 	return nil
 }
 
-// crash calls flaky.echo, then flaky.crash, which kills the tool mid-call.
-func (h *host) crash(flaky *tool) error {
+// crash calls flaky.echo, then flaky.crash, which kills the tool mid-call:
+// the call fails with the crash as its cause, the supervisor starts flaky
+// again, and the next call reaches the new process. Two more crashes in a
+// row, and the supervisor gives up on it.
+func (h *host) crash(flaky *supervisor) error {
 	h.out.section("flaky: echo, then a crash in the middle of a call")
 	var echo echoParams
 	if err := flaky.call("flaky.echo", echoParams{Text: "hello, flaky"}, &echo); err != nil {
@@ -183,22 +186,29 @@ func (h *host) crash(flaky *tool) error {
 	h.out.printf("  flaky.echo: %q\n", echo.Text)
 
 	err := flaky.call("flaky.crash", nil, nil)
-	if !errors.Is(err, jsonrpc.ErrClosed) {
-		return fmt.Errorf("flaky.crash: got %v, want an error wrapping jsonrpc.ErrClosed", err)
-	}
 	var exit *exec.ExitError
-	h.out.printf("  flaky.crash: the call failed: %v (errors.Is ErrClosed: true; the cause is the crash: %v)\n", err, errors.As(err, &exit))
-	st, cerr := flaky.close()
-	if st.ExitCode() != crashStatus {
-		return fmt.Errorf("flaky exited with %v, want status %d", st, crashStatus)
+	if !errors.Is(err, jsonrpc.ErrClosed) || !errors.As(err, &exit) || exit.ExitCode() != crashStatus {
+		return fmt.Errorf("flaky.crash: got %v, want an error wrapping jsonrpc.ErrClosed and exit status %d", err, crashStatus)
 	}
-	h.out.printf("  flaky exited with status %d%s\n", st.ExitCode(), errNote(cerr))
+	h.out.printf("  flaky.crash: the call failed: %v (errors.Is ErrClosed: true; the cause is the crash: true)\n", err)
 
-	err = flaky.call("flaky.echo", echoParams{Text: "still there?"}, nil)
-	if !errors.Is(err, jsonrpc.ErrClosed) {
-		return fmt.Errorf("flaky.echo after the crash: got %v, want ErrClosed", err)
+	if err := flaky.call("flaky.echo", echoParams{Text: "still there?"}, &echo); err != nil {
+		return fmt.Errorf("flaky.echo after the restart: %w", err)
 	}
-	h.out.printf("  flaky.echo after the crash: fails at once: %v\n", err)
+	h.out.printf("  flaky.echo after the restart: %q (restarts: %d)\n", echo.Text, flaky.restartCount())
+
+	h.out.section("flaky crashes twice more: the supervisor gives up")
+	for range 2 {
+		if err := flaky.call("flaky.crash", nil, nil); !errors.Is(err, jsonrpc.ErrClosed) {
+			return fmt.Errorf("flaky.crash: got %v, want ErrClosed", err)
+		}
+		h.out.printf("  flaky.crash: the call failed\n")
+	}
+	err = flaky.call("flaky.echo", echoParams{Text: "still there?"}, nil)
+	if !errors.Is(err, errGaveUp) {
+		return fmt.Errorf("flaky.echo after giving up: got %v, want errGaveUp", err)
+	}
+	h.out.printf("  flaky.echo: fails at once: %v\n", err)
 	return nil
 }
 
@@ -300,6 +310,7 @@ func withoutTime(groups []string, a slog.Attr) slog.Attr {
 // tool is a tool running as a child process, and the host's Peer on it.
 type tool struct {
 	name string
+	pid  int
 	conn *stdio.Conn
 	peer *jsonrpc.Peer
 
@@ -324,7 +335,7 @@ func (h *host) start(self, name, token string) (*tool, error) {
 		Interceptors: []jsonrpc.Interceptor{logCalls(log), addToken(token), requireToken(token)},
 	})
 	h.out.printf("  started tool %s (pid %d)\n", name, cmd.Process.Pid)
-	return &tool{name: name, conn: conn, peer: peer}, nil
+	return &tool{name: name, pid: cmd.Process.Pid, conn: conn, peer: peer}, nil
 }
 
 // call calls method on the tool; the host's interceptor adds the token.

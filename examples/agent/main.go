@@ -15,8 +15,10 @@
 // The host keeps the files in an in-memory sandbox (host.readFile) and decides
 // what may be deleted (host.confirm refuses anything under /etc). It lists the
 // tools' methods, calls them, sends a batch, sees flaky crash mid-call (the
-// call fails with jsonrpc.ErrClosed and the child's exit status is reported)
-// and goes on using files, then closes both tools and reaps them.
+// call fails with jsonrpc.ErrClosed and the child's exit status is reported),
+// restarts flaky after a backoff and calls it again, gives up on it after
+// three crashes within ten seconds (supervise.go), and goes on using files,
+// then closes both tools and reaps them.
 //
 // Every call to a tool carries a token that the host hands the tool in the
 // AGENT_TOOL_TOKEN environment variable; a tool's interceptor refuses calls

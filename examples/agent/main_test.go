@@ -103,9 +103,13 @@ func TestHostTranscript(t *testing.T) {
 		"  batch[2] files.read /home/user/../../root/.ssh/id_rsa: refused: jsonrpc: code -32011: path is outside the sandbox",
 		// the crash
 		`  flaky.echo: "hello, flaky"`,
-		"  flaky.crash: the call failed: jsonrpc: connection closed: read failed: stdio: child process ended: exit status 3 (errors.Is ErrClosed: true; the cause is the crash: true)",
-		"  flaky exited with status 3 (stdio: child process: exit status 3)",
-		"  flaky.echo after the crash: fails at once: jsonrpc: connection closed",
+		"  flaky.crash: the call failed: tool flaky crashed during flaky.crash: jsonrpc: connection closed: read failed: stdio: child process ended: exit status 3 (errors.Is ErrClosed: true; the cause is the crash: true)",
+		// the supervisor restarted it (its own lines are checked below:
+		// they interleave with the host's)
+		"  started tool flaky (pid ",
+		`  flaky.echo after the restart: "still there?" (restarts: 1)`,
+		"== flaky crashes twice more: the supervisor gives up",
+		"  flaky.echo: fails at once: flaky.echo: tool given up on: flaky crashed 3 times within 10s (last: exit status 3); not restarting it",
 		// files unaffected
 		"== files after the crash: still answering",
 		"    <- files calls host.readFile /home/user/notes.txt: 69 bytes sent",
@@ -114,6 +118,15 @@ func TestHostTranscript(t *testing.T) {
 		"  files exited with status 0\n",
 		"  flaky had already exited, with status 3",
 		"agent host: done, no tool left running",
+	}
+	for _, want := range []string{
+		"  [supervisor] flaky exited with status 3: restarting it in 50ms\n",
+		"  [supervisor] flaky exited with status 3: restarting it in 100ms\n",
+		"  [supervisor] tool given up on: flaky crashed 3 times within 10s (last: exit status 3); not restarting it\n",
+	} {
+		if strings.Count(out, want) != 1 {
+			t.Errorf("transcript has %q %d times, want once", want, strings.Count(out, want))
+		}
 	}
 	rest := out
 	for _, want := range inOrder {

@@ -86,6 +86,10 @@
 //     that have a ctx leave when it ends.
 //   - A handler waiting for a slot (after a reply, or a batch element)
 //     waits for a handler that holds one: in user code, or queuing a reply.
+//   - A runner serving an inbound batch waits for its helpers only once it
+//     has no element left to start, and only after giving its slot back;
+//     the timer that adds helpers waits for nothing but the batch's own
+//     mutex, held for a few instructions (inbatch.go).
 //   - A Group's member queue is written by a goroutine of the member's
 //     that waits for the writer; Group.Notify waits for nothing.
 //

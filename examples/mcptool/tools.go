@@ -207,6 +207,11 @@ func summarizeFile(ctx context.Context, s *server, call *callToolParams) (string
 	if s.clientCaps().Sampling == nil {
 		return "", errors.New("the client did not declare the sampling capability: no model to summarize with")
 	}
+	// Progress goes out for the steps before the last; the result itself
+	// says the last is done. A progress notification written just before
+	// the result can reach a client's handler after it, once the call is
+	// over: the TypeScript SDK then reports it as a protocol error
+	// (modelcontextprotocol/typescript-sdk#2580).
 	token := call.Meta.ProgressToken
 	const steps = 3
 	text, err := readText(ctx, s, a.Path)
@@ -226,7 +231,7 @@ func summarizeFile(ctx context.Context, s *server, call *callToolParams) (string
 	if err := jsonrpc.PeerFromContext(ctx).Call(ctx, "sampling/createMessage", req, &res); err != nil {
 		return "", fmt.Errorf("sampling/createMessage: %w", err)
 	}
-	progress(ctx, token, steps, steps, "summarized by "+res.Model)
+	s.log.Info("summarize_file", "path", a.Path, "model", res.Model)
 	return res.text(), nil
 }
 
@@ -254,7 +259,9 @@ func wait(ctx context.Context, s *server, call *callToolParams) (string, error) 
 		case <-done.C:
 			return fmt.Sprintf("waited %v", total), nil
 		case <-tick.C:
-			progress(ctx, call.Meta.ProgressToken, float64(n), a.Seconds, fmt.Sprintf("%ds of %v", n, total))
+			if float64(n) < a.Seconds { // not the last: the result says that (see summarizeFile)
+				progress(ctx, call.Meta.ProgressToken, float64(n), a.Seconds, fmt.Sprintf("%ds of %v", n, total))
+			}
 		case <-ctx.Done():
 			msg := fmt.Sprintf("wait: cancelled after %v of %v; stopped", time.Since(start).Round(time.Millisecond), total)
 			s.log.Info(msg)

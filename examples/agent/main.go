@@ -25,6 +25,20 @@
 // without it (code -32010). The host logs each of its outbound calls with
 // log/slog through an interceptor.
 //
+// With -mcp, the host drives real MCP servers instead, the reference
+// servers @modelcontextprotocol/server-everything and server-filesystem
+// (npm packages; Node.js is the only prerequisite):
+//
+//	(cd .ci/mcp && npm ci) && go run ./examples/agent -mcp .ci/mcp/node_modules
+//
+// It initializes each (declaring roots, sampling and elicitation), lists and
+// calls their tools, answers their roots/list, sampling/createMessage (a
+// deterministic stub model) and elicitation/create (a stub user) while its
+// own call is still running, prints notifications/progress and
+// notifications/message as they arrive, cancels a long operation with
+// notifications/cancelled, and reports a server that crashes at start
+// (mcpsession.go).
+//
 // Both ends cancel calls as MCP does (jsonrpc.MCPCancel): a call whose ctx
 // ends before its reply is followed by notifications/cancelled naming its
 // id, which cancels the handler's ctx on the other side, and with it any
@@ -40,8 +54,9 @@ import (
 
 func main() {
 	toolName := flag.String("tool", "", "serve the named tool (files or flaky) over stdin/stdout, as the host starts it")
+	mcpModules := flag.String("mcp", "", "drive the reference MCP servers installed under this node_modules directory instead (see mcpsession.go)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: agent [-tool files|flaky]\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: agent [-tool files|flaky | -mcp NODE_MODULES]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -51,9 +66,14 @@ func main() {
 	}
 
 	var err error
-	if *toolName != "" {
+	switch {
+	case *toolName != "" && *mcpModules != "":
+		err = usageError("-tool and -mcp exclude each other")
+	case *toolName != "":
 		err = runTool(*toolName)
-	} else {
+	case *mcpModules != "":
+		err = runMCP(os.Stdout, *mcpModules)
+	default:
 		err = runHost(os.Stdout)
 	}
 	if err != nil {

@@ -217,6 +217,7 @@ func TestUsage(t *testing.T) {
 		{"no token", []string{"-tool", "files"}, nil},
 		{"unknown tool", []string{"-tool", "nope"}, []string{tokenEnv + "=x"}},
 		{"stray argument", []string{"extra"}, nil},
+		{"-tool and -mcp", []string{"-tool", "files", "-mcp", "."}, []string{tokenEnv + "=x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

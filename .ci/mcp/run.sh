@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# MCP both ways, against the real npm packages that package-lock.json pins
+# (Node 20+): the official TypeScript SDK's Client drives examples/mcptool,
+# then examples/agent's host drives the reference servers everything and
+# filesystem (its test, with REQUIRE_MCP=1 so that it cannot skip).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+(cd "$here/../.." && go build -o "$tmp/mcptool" ./examples/mcptool)
+cd "$here"
+npm ci --no-audit --no-fund --loglevel=error
+node client.mjs "$tmp/mcptool"
+cd "$here/../.."
+REQUIRE_MCP=1 go test -race -count=1 -run '^TestMCP' ./examples/agent

@@ -1,0 +1,66 @@
+// Command mcptool is a Model Context Protocol server built on the
+// jsonrpc.Peer: a tool a desktop agent starts as a child process and talks
+// to over its stdin and stdout, one JSON-RPC message per line (MCP's stdio
+// transport).
+//
+//	go build -o mcptool ./examples/mcptool
+//
+// Its tools work on the files under a root, the first file:// root the
+// client lists in reply to roots/list (asked for once the tools need it,
+// and again after notifications/roots/list_changed), or the -root
+// directory for a client that declares no roots:
+//
+//   - list_files: the files under a directory of the root, with sizes;
+//   - read_file: a file's text; paths that leave the root are refused;
+//   - summarize_file: reads a file and, while the client's tools/call is
+//     still running, calls sampling/createMessage back on the client for
+//     a summary, sending notifications/progress as it goes;
+//   - wait: waits some seconds with progress each second; cancelled with
+//     notifications/cancelled (jsonrpc.MCPCancel), it stops at once and
+//     says so on stderr and in a notifications/message.
+//
+// A desktop agent's configuration starts it as any stdio MCP server:
+//
+//	{"mcpServers": {"files": {"command": "/path/to/mcptool", "args": ["-root", "/home/me/notes"]}}}
+//
+// It speaks revisions 2025-11-25, 2025-06-18 and 2025-03-26 of the
+// specification. Diagnostics go to stderr, never to stdout, which carries
+// only protocol messages.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/stdio"
+)
+
+func main() {
+	rootDir := flag.String("root", "", "the directory to serve when the client lists no roots")
+	level := flag.String("log-level", "info", "what to log on stderr: debug, info, warn or error")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mcptool [-root DIR] [-log-level info]\n\nAn MCP server on stdin/stdout (newline-delimited JSON-RPC).\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	var lvl slog.Level
+	if flag.NArg() > 0 || lvl.UnmarshalText([]byte(*level)) != nil {
+		flag.Usage()
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	srv := newServer(*rootDir, log)
+	err := jsonrpc.Serve(stdio.Stdio(stdio.Options{Framing: stdio.Line}), jsonrpc.Options{
+		Handler: srv.handler(),
+		Logger:  log,
+		Cancel:  jsonrpc.MCPCancel,
+	})
+	if err != nil {
+		log.Warn("connection failed", "err", err)
+		os.Exit(1)
+	}
+	log.Info("the client closed our input: exiting")
+}

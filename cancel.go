@@ -12,6 +12,11 @@ type CancelDialect struct {
 	Params func(id ID) json.RawMessage
 	// ID returns the id that params name, and false if they name none.
 	ID func(params json.RawMessage) (ID, bool)
+	// NoReply: a call that the remote side cancelled gets no reply at
+	// all, as MCP asks ("SHOULD NOT send a response"). Otherwise it is
+	// answered as usual, with CodeRequestCancelled if its handler returns
+	// the ctx's error (LSP's way).
+	NoReply bool
 }
 
 // LSPCancel is the Language Server Protocol's dialect:
@@ -23,13 +28,15 @@ var LSPCancel = &CancelDialect{
 }
 
 // MCPCancel is the Model Context Protocol's dialect:
-// "notifications/cancelled" with params {"requestId": id, "reason": ...}.
+// "notifications/cancelled" with params {"requestId": id, "reason": ...};
+// a call cancelled so gets no reply.
 var MCPCancel = &CancelDialect{
 	Method: "notifications/cancelled",
 	Params: func(id ID) json.RawMessage {
 		return idParams(`{"requestId":`, id, `,"reason":"the caller stopped waiting"}`)
 	},
-	ID: func(params json.RawMessage) (ID, bool) { return idMember(params, "requestId") },
+	ID:      func(params json.RawMessage) (ID, bool) { return idMember(params, "requestId") },
+	NoReply: true,
 }
 
 // idParams returns before + id + after, the id as the raw JSON it is.

@@ -250,3 +250,26 @@ func TestCancelInSameBatch(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b1"}}]`)
 	assertJSON(t, got, `[{"jsonrpc":"2.0","id":"b1","error":{"code":-32800,"message":"Request cancelled"}}]`)
 }
+
+// TestIncomingCancelNoReply: with a dialect that asks for no reply to a
+// cancelled call (MCP), the cancelled call gets none, and the next call is
+// answered as usual.
+func TestIncomingCancelNoReply(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	h := mux(t, map[string]HandlerFunc{
+		"block": func(ctx context.Context, _ *Request) (any, error) {
+			entered <- struct{}{}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+		"ping": func(context.Context, *Request) (any, error) { return "pong", nil },
+	})
+	_, r := newRaw(t, h, &Options{Cancel: MCPCancel})
+	r.send(`{"jsonrpc":"2.0","id":7,"method":"block"}`)
+	within(t, entered, "the handler")
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"gone"}}`)
+	r.quiet(50 * time.Millisecond)
+	r.send(`{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	assertJSON(t, r.recv(), `{"jsonrpc":"2.0","id":8,"result":"pong"}`)
+	r.quiet(20 * time.Millisecond)
+}

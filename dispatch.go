@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -97,6 +98,8 @@ type handlerCtx struct {
 	d      *dispatcher
 	l      *lane
 	parks  int // under d.mu
+
+	remoteCancelled atomic.Bool // the remote side sent the dialect's cancel for it
 }
 
 // handlerKey finds the handlerCtx in a ctx derived from one.
@@ -427,6 +430,7 @@ func (d *dispatcher) cancel(params json.RawMessage) {
 	var cancel context.CancelFunc
 	if h, ok := d.byID[id]; ok {
 		cancel = h.cancel
+		h.remoteCancelled.Store(true)
 	}
 	d.mu.Unlock()
 	if cancel != nil {

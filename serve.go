@@ -48,6 +48,9 @@ func (p *Peer) serve(t *task) *msgBuf {
 		}
 		return nil
 	}
+	if c := p.opts.Cancel; c != nil && c.NoReply && t.ctx.remoteCancelled.Load() {
+		return nil // the dialect wants no reply to a call its caller cancelled
+	}
 	if err == nil {
 		reply, merr := encodeResult(req.ID, result)
 		if merr == nil {

@@ -38,6 +38,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"embed"
 	"errors"
 	"flag"
@@ -51,6 +52,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/ws"
 )
@@ -60,22 +62,38 @@ var static embed.FS
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to serve on (host:port)")
+	var nc natsConfig
+	flag.StringVar(&nc.URL, "nats", "", "join a cluster: the URL of its NATS server (with JetStream), e.g. nats://127.0.0.1:4222")
+	flag.BoolVar(&nc.Embed, "nats-embed", false, "start a NATS server with JetStream in this node, on -nats-addr, for other nodes to join")
+	flag.StringVar(&nc.Addr, "nats-addr", "127.0.0.1:4222", "with -nats-embed: the address the embedded NATS server listens on")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-
-	ln, err := listen(*addr)
-	if err != nil {
+	if err := run(*addr, nc, log); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("realtime demo: open %s\n", pageURL(ln.Addr()))
+}
 
+// run serves the demo on addr, with NATS as cfg says, until SIGINT or
+// SIGTERM.
+func run(addr string, cfg natsConfig, log *slog.Logger) error {
+	ln, err := listen(addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	conn, closeNATS, err := connectNATS(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeNATS()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, ln, log); err != nil {
-		log.Error("server failed", "err", err)
-		os.Exit(1)
+	ready := func() { fmt.Printf("realtime demo: open %s\n", pageURL(ln.Addr())) }
+	if err := serve(ctx, ln, conn, log, ready); err != nil {
+		return fmt.Errorf("realtime demo: %w", err)
 	}
+	return nil
 }
 
 // listen opens the TCP listener, saying plainly when the port is taken.
@@ -104,10 +122,19 @@ func pageURL(a net.Addr) string {
 	return "http://" + net.JoinHostPort(host, fmt.Sprint(tcp.Port)) + "/"
 }
 
-// serve serves the demo on ln until ctx ends, then shuts down: WebSocket
-// peers first (in-flight calls finish), then the HTTP server.
-func serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
-	board := NewBoard(log)
+// serve serves the demo on ln, with the board in nc's JetStream, until ctx
+// ends, then shuts down: WebSocket peers first (in-flight calls finish),
+// then the HTTP server, then the board. It calls ready, if not nil, once
+// the board is loaded and the server is about to accept.
+func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, log *slog.Logger, ready func()) error {
+	bctx, stopBoard := context.WithCancel(context.Background())
+	defer stopBoard()
+	board, wait, err := startBoard(ctx, bctx, nc, log)
+	if err != nil {
+		return err
+	}
+	defer wait()
+	defer stopBoard()
 	rpc := &ws.Server{
 		Peer: jsonrpc.Options{
 			Handler:      board.Mux(),
@@ -123,7 +150,7 @@ func serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
 		},
 		OnDisconnect: func(p *jsonrpc.Peer, cause error) {
 			log.Info("page disconnected", "cause", cause)
-			board.Left()
+			board.Left(p)
 		},
 		// OriginPatterns stays empty: only pages served by this server
 		// (same origin) may connect.
@@ -137,6 +164,9 @@ func serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
 	mux.Handle("/", http.FileServerFS(files))
 
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if ready != nil {
+		ready()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 
@@ -153,7 +183,7 @@ func serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
 	if err := rpc.Shutdown(sctx); err != nil {
 		log.Warn("pages still busy at shutdown: their connections were closed", "err", err)
 	}
-	err := hs.Shutdown(sctx)
+	err = hs.Shutdown(sctx)
 	<-errc // http.ErrServerClosed
 	return err
 }
@@ -181,4 +211,29 @@ func logCalls(log *slog.Logger) jsonrpc.Interceptor {
 		log.Info("rpc", attrs...)
 		return result, err
 	}
+}
+
+// startBoard loads the board from JetStream (retrying until ctx ends) and
+// keeps this node's page count in it until bctx ends; wait returns once
+// the count is deleted and the board's goroutines are done.
+func startBoard(ctx, bctx context.Context, nc *nats.Conn, log *slog.Logger) (*Board, func(), error) {
+	st := newStore(log)
+	node := kvKey(nc.ConnectedServerName() + "-" + rand.Text()[:8])
+	board := NewBoard(log, st, &localAudience{}, node)
+	// The watches run until bctx ends; the load gives up when ctx does.
+	lctx, cancel := context.WithCancel(bctx)
+	stop := context.AfterFunc(ctx, cancel)
+	err := st.start(lctx, nc, board.onlineChanged)
+	stop()
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	board.countPages(0) // this node is up, with no pages yet
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		board.keepOnline(bctx)
+	}()
+	return board, func() { <-done; cancel() }, nil
 }

@@ -6,4 +6,6 @@ import "github.com/peerwire/jsonrpc"
 // is merged: it reaches this node's pages only.
 type localAudience struct{ jsonrpc.Group }
 
-func (a *localAudience) Notify(method string, params any) error { return a.Group.Notify(method, params) }
+func (a *localAudience) Notify(method string, params any) error {
+	return a.Group.Notify(method, params)
+}

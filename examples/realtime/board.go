@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/cluster"
 )
 
 // Application error codes. The JSON-RPC specification leaves codes outside
@@ -56,14 +57,6 @@ type Stats struct {
 	Version int64 `json:"version"` // grows with every change
 }
 
-// audience is what the board needs of its pages' audience: a cluster.Topic
-// in the demo, whose Notify reaches every page on every node.
-type audience interface {
-	Add(*jsonrpc.Peer)
-	Remove(*jsonrpc.Peer)
-	Notify(method string, params any) error
-}
-
 // Board is the shared state every page sees. Its methods are the JSON-RPC
 // methods pages call. The state is in JetStream (store.go), the same on
 // every node; the board pushes changes to every page on every node through
@@ -85,8 +78,9 @@ type audience interface {
 type Board struct {
 	log   *slog.Logger
 	store *store
-	pages audience
-	node  string // this node's key in the online bucket
+	nodes *cluster.Node
+	pages *cluster.Topic // every page, on every node
+	node  string         // this node's key in the online bucket
 
 	countMu sync.Mutex // orders the writes of this node's page count
 	online  int        // pages connected to this node
@@ -97,10 +91,11 @@ type Board struct {
 	lastStats int64 // version of the last stats this node pushed
 }
 
-// NewBoard returns the board kept in st, announcing to pages, for the node
-// with key node in the online bucket.
-func NewBoard(log *slog.Logger, st *store, pages audience, node string) *Board {
-	return &Board{log: log, store: st, pages: pages, node: node}
+// NewBoard returns the board kept in st, announcing to its pages through
+// the Topic "board" of nodes, for the node with key node in the online
+// bucket.
+func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, node string) *Board {
+	return &Board{log: log, store: st, nodes: nodes, pages: nodes.Topic("board"), node: node}
 }
 
 // Mux returns the methods pages may call:
@@ -132,6 +127,14 @@ func (b *Board) Mux() *jsonrpc.Mux {
 // Join adds a newly connected page to the board's audience, and counts it.
 func (b *Board) Join(p *jsonrpc.Peer) {
 	b.pages.Add(p)
+	// The node's first page subscribes it to the topic; Flush returns once
+	// NATS has the subscription, so that the page misses no broadcast from
+	// another node after it loads the board.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := b.nodes.Flush(ctx); err != nil {
+		b.log.Info("cluster flush failed: this page may miss other nodes' news for a moment", "err", err)
+	}
 	b.countPages(+1)
 }
 

@@ -6,6 +6,7 @@ require (
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/peerwire/jsonrpc v0.0.0-00010101000000-000000000000
+	github.com/peerwire/jsonrpc/cluster v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 )
 
@@ -25,4 +26,7 @@ require (
 	golang.org/x/time v0.16.0 // indirect
 )
 
-replace github.com/peerwire/jsonrpc => ../..
+replace (
+	github.com/peerwire/jsonrpc => ../..
+	github.com/peerwire/jsonrpc/cluster => ../../cluster
+)

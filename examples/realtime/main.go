@@ -38,7 +38,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"embed"
 	"errors"
 	"flag"
@@ -54,6 +53,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/cluster"
 	"github.com/peerwire/jsonrpc/ws"
 )
 
@@ -217,16 +217,20 @@ func logCalls(log *slog.Logger) jsonrpc.Interceptor {
 // keeps this node's page count in it until bctx ends; wait returns once
 // the count is deleted and the board's goroutines are done.
 func startBoard(ctx, bctx context.Context, nc *nats.Conn, log *slog.Logger) (*Board, func(), error) {
+	nodes, err := cluster.New(nc, cluster.Options{Prefix: "realtime", Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
 	st := newStore(log)
-	node := kvKey(nc.ConnectedServerName() + "-" + rand.Text()[:8])
-	board := NewBoard(log, st, &localAudience{}, node)
+	board := NewBoard(log, st, nodes, kvKey(nodes.ID()))
 	// The watches run until bctx ends; the load gives up when ctx does.
 	lctx, cancel := context.WithCancel(bctx)
 	stop := context.AfterFunc(ctx, cancel)
-	err := st.start(lctx, nc, board.onlineChanged)
+	err = st.start(lctx, nc, board.onlineChanged)
 	stop()
 	if err != nil {
 		cancel()
+		nodes.Close()
 		return nil, nil, err
 	}
 	board.countPages(0) // this node is up, with no pages yet
@@ -235,5 +239,5 @@ func startBoard(ctx, bctx context.Context, nc *nats.Conn, log *slog.Logger) (*Bo
 		defer close(done)
 		board.keepOnline(bctx)
 	}()
-	return board, func() { <-done; cancel() }, nil
+	return board, func() { <-done; cancel(); nodes.Close() }, nil
 }

@@ -4,6 +4,16 @@
 //
 //	go run ./examples/realtime              # -addr 127.0.0.1:8080
 //
+// Or run several nodes that share one board, over NATS:
+//
+//	go run ./examples/realtime -addr 127.0.0.1:8081 -nats-embed                  # and NATS on 127.0.0.1:4222
+//	go run ./examples/realtime -addr 127.0.0.1:8082 -nats nats://127.0.0.1:4222
+//
+// The board's state is in NATS JetStream (store.go), so every node shows
+// the same board and a node started late replays it; its news reaches the
+// pages of every node through a cluster.Topic (board.go). With no flag the
+// node embeds a NATS server that listens on no port: one node, no setup.
+//
 // One Go server serves the page (embedded static files), a sign-in at
 // /login, and JSON-RPC 2.0 over WebSocket at /rpc, with ws.Server. The
 // page's JavaScript client is static/rpc.js, a small JSON-RPC 2.0 module
@@ -21,7 +31,8 @@
 // the page says, then or later. The sign-in itself is a stand-in: it takes
 // any name, with no password. A real application would check credentials
 // there (or trust its single sign-on) and nothing else would change. The
-// sessions live in memory and end after 12 hours or with the server.
+// sessions live in memory and end after 12 hours or with the server: a
+// page signs in on the node it connects to.
 //
 // On the wire you can watch (the page shows every frame):
 //
@@ -30,8 +41,8 @@
 //   - the server calling the page: before it clears the board, the server
 //     calls page.confirm on the page that asked, with the number of notes
 //     it is about to clear, and clears only if the person says yes;
-//   - the server notifying every page through a jsonrpc.Group:
-//     board.posted, board.liked, board.cleared, board.stats;
+//   - the server notifying every page, on every node, through a
+//     cluster.Topic: board.posted, board.liked, board.cleared, board.stats;
 //   - a batch: on load the page sends [board.list, board.stats] as one
 //     JSON array and renders both replies.
 package main

@@ -258,6 +258,7 @@ func TestTopicRemove(t *testing.T) {
 	}
 	flush(t, a) // the unsubscription has reached NATS
 	publish(t, b, "b", 3, 6)
+	flush(t, b) // NATS has routed them (to nobody)
 	room.Add(member)
 	flush(t, a)
 	publish(t, b, "b", 6, 9)

@@ -123,7 +123,8 @@ func (n *Node) holder(tok string) *jsonrpc.Peer {
 // random by NATS among those that do; on that node, the Peer that
 // registered the name most recently serves it. A name nobody holds fails at
 // once with an error wrapping ErrUnknownPeer; so does a call whose Peer
-// ended while serving it (the error wraps jsonrpc.ErrClosed too).
+// ended, or whose serving node closed, while serving it: the caller may
+// try again, and reach another holder if there is one.
 //
 // Give ctx a deadline: a node that dies while serving the call never
 // replies. When ctx ends first, the serving node cancels the ctx of its

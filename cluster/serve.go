@@ -54,7 +54,7 @@ func (n *Node) serveCall(m *nats.Msg, tok string) {
 		}()
 		var result json.RawMessage
 		err := p.Call(ctx, method, paramsArg(params), &result)
-		if errors.Is(err, jsonrpc.ErrClosed) {
+		if errors.Is(err, jsonrpc.ErrClosed) || n.ctx.Err() != nil { // the Peer or the node has gone
 			n.replyGone(m)
 			return
 		}

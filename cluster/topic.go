@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/peerwire/jsonrpc"
@@ -22,6 +23,7 @@ type Topic struct {
 	name    string
 	subject string
 	group   jsonrpc.Group
+	pub     sync.Mutex // Notify: local delivery and publish in one order
 
 	// Guarded by n.mu.
 	members map[*jsonrpc.Peer]*member
@@ -147,6 +149,10 @@ func (t *Topic) Notify(method string, params any) error {
 	if err := checkSize(n.nc, m); err != nil {
 		return fmt.Errorf("cluster: topic %q: %w", t.name, err)
 	}
+	// Under pub, so that notifications sent concurrently on this node
+	// reach its members in the order the other nodes get them.
+	t.pub.Lock()
+	defer t.pub.Unlock()
 	if err := t.group.Notify(method, paramsArg(raw)); err != nil {
 		return err
 	}

@@ -141,6 +141,9 @@ func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, log *slog.Logger
 	bctx, stopBoard := context.WithCancel(context.Background())
 	defer stopBoard()
 	board, wait, err := startBoard(ctx, bctx, nc, log)
+	if err != nil && ctx.Err() != nil {
+		return nil // stopped while waiting for NATS
+	}
 	if err != nil {
 		return err
 	}

@@ -208,6 +208,9 @@ func (s *store) start(ctx context.Context, nc *nats.Conn, onOnline func(jetstrea
 	if err != nil {
 		return err
 	}
+	if !nc.IsConnected() {
+		s.log.Info("waiting for NATS", "status", nc.Status().String())
+	}
 	for attempt := 0; ; attempt++ {
 		err = s.open(ctx, js)
 		if err == nil {

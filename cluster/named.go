@@ -143,6 +143,9 @@ func (n *Node) Call(ctx context.Context, name, method string, params, result any
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err // nothing sent, nothing to cancel
+	}
 	id := n.id + "." + strconv.FormatUint(n.nextID.Add(1), 36)
 	m := &nats.Msg{
 		Subject: n.prefix + "call." + tok,

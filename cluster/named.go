@@ -27,8 +27,10 @@ type registration struct {
 	stop func() bool // unregisters its end hook; nil until Register has it
 }
 
-// clear unsubscribes and forgets the holders (n.mu held).
-func (h *holding) clear() {
+// clear unsubscribes and forgets the holders (n.mu held). With drain, the
+// calls NATS routed here before it saw the unsubscription still reach the
+// inbox, and are answered "gone" rather than left to their callers' ctx.
+func (h *holding) clear(drain bool) {
 	for _, r := range h.regs {
 		if r.stop != nil {
 			r.stop()
@@ -37,6 +39,11 @@ func (h *holding) clear() {
 	}
 	h.regs = nil
 	unsubscribe(h.notify)
+	if drain && h.call != nil {
+		if h.call.Drain() == nil {
+			return
+		}
+	}
 	unsubscribe(h.call)
 }
 
@@ -97,7 +104,7 @@ func (n *Node) unregister(tok string, r *registration) {
 		h.group.Remove(r.p)
 	}
 	if len(h.regs) == 0 {
-		h.clear()
+		h.clear(true)
 		delete(n.names, tok)
 	}
 }
@@ -142,6 +149,9 @@ func (n *Node) Call(ctx context.Context, name, method string, params, result any
 	raw, err := marshalParams(params)
 	if err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err // nothing sent, nothing to cancel
 	}
 	id := n.id + "." + strconv.FormatUint(n.nextID.Add(1), 36)
 	m := &nats.Msg{
@@ -203,7 +213,9 @@ func (n *Node) publishCancel(id string) {
 // a holder that does not keep up is dropped). It returns once one node
 // holding the name has queued it (or this node has, if it holds the name),
 // and fails at once with an error wrapping ErrUnknownPeer when no node
-// does. ctx bounds the wait for that acknowledgement.
+// does. ctx bounds the wait for that acknowledgement: a notification that
+// NATS routed to a node just as the name's last holder there left goes
+// unacknowledged, and Notify then returns ctx's error.
 func (n *Node) Notify(ctx context.Context, name, method string, params any) error {
 	if n.isClosed() {
 		return ErrClosed

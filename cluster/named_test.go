@@ -130,9 +130,14 @@ func TestCallAcrossNodes(t *testing.T) {
 	})
 	t.Run("departed", func(t *testing.T) {
 		pg.peer.Close()
-		waitFor(t, "alice to leave", func() bool {
-			return errors.Is(a.node.Call(ctx, "alice", "whoami", nil, nil), cluster.ErrUnknownPeer)
-		})
+		var err error
+		deadline := time.Now().Add(wait)
+		for !errors.Is(err, cluster.ErrUnknownPeer) {
+			if time.Now().After(deadline) {
+				t.Fatalf("Call to a departed name: %v, want ErrUnknownPeer", err)
+			}
+			err = a.node.Call(testCtx(t, wait), "alice", "whoami", nil, nil)
+		}
 	})
 }
 

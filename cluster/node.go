@@ -201,7 +201,7 @@ func (n *Node) Close() error {
 			t.clear()
 		}
 		for tok, h := range n.names {
-			h.clear()
+			h.clear(false)
 			delete(n.names, tok)
 		}
 		unsubscribe(n.cancelSub)

@@ -13,6 +13,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")"
+# bench is its own module, outside the root go.work workspace.
+export GOWORK=off
 ROUNDS=${ROUNDS:-6}
 BENCHTIME=${BENCHTIME:-0.3s}
 BENCH=${BENCH:-.}

@@ -9,7 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/cluster"
 )
 
 // Application error codes. The JSON-RPC specification leaves codes outside
@@ -43,35 +45,58 @@ type Note struct {
 // Stats is the board's summary, the result of board.stats and the params
 // of the board.stats notification pushed whenever it changes.
 //
-// A reply and a notification travel separately, so a page may get an
-// older summary after a newer one (a board.stats reply computed just before
-// a change, written just after its push): Version orders them, and a page
-// keeps the summary with the highest.
+// A reply and a notification travel separately, and pushes come from
+// whichever node made the change, so a page may get an older summary after
+// a newer one: Version orders them (see store.go: the same changes give
+// the same version on every node), and a page keeps the summary with the
+// highest.
 type Stats struct {
 	Notes   int   `json:"notes"`   // notes on the board now
-	Posted  int64 `json:"posted"`  // notes posted since the server started
-	Online  int   `json:"online"`  // pages connected
+	Posted  int64 `json:"posted"`  // notes ever posted on the board, on every node
+	Online  int   `json:"online"`  // pages connected, to every node
 	Version int64 `json:"version"` // grows with every change
 }
 
 // Board is the shared state every page sees. Its methods are the JSON-RPC
-// methods pages call; it pushes changes to every connected page through a
-// jsonrpc.Group, and calls back into a page (page.confirm) before it clears
+// methods pages call. The state is in JetStream (store.go), the same on
+// every node; the board pushes changes to every page on every node through
+// its audience, and calls back into a page (page.confirm) before it clears
 // the board. Its handlers take the user from their ctx (userFrom): they
 // serve connections that requireSession let through.
+//
+// Why events go out through the Topic from the node that made the change,
+// rather than each node deriving them from its watch and pushing to its own
+// pages: the Topic is the pages' audience across nodes (that is what the
+// demo shows), one change makes one message however many nodes there are,
+// and the node that served the call is the one that knows what happened
+// (who cleared the board; a like, not just a new version of a note). That
+// node sends only after its own view has the change, so its board.list
+// agrees with what it announced; other nodes' views follow within the
+// watch's delay. The watch alone speaks for a node that cannot: when a
+// crashed node's page count ages out, the first live node (by key) pushes
+// the new stats.
 type Board struct {
 	log   *slog.Logger
-	pages jsonrpc.Group // every connected page
+	store *store
+	nodes *cluster.Node
+	pages *cluster.Topic // every page, on every node
+	node  string         // this node's key in the online bucket
 
-	mu      sync.Mutex
-	notes   []Note
-	nextID  int64
-	posted  int64
-	version int64 // of Stats
+	countMu sync.Mutex // orders the writes of this node's page count
+	online  int        // pages connected to this node
+
+	// pushMu orders this node's stats pushes; never held while waiting
+	// for the watch, which may push (onlineChanged).
+	pushMu    sync.Mutex
+	lastStats int64 // version of the last stats this node pushed
 }
 
-// NewBoard returns an empty board that logs to log.
-func NewBoard(log *slog.Logger) *Board { return &Board{log: log} }
+// NewBoard returns the board kept in st, announcing to its pages through
+// the Topic "board" of nodes, for the node with key node in the online
+// bucket.
+func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, node string) *Board {
+	return &Board{log: log, store: st, nodes: nodes, pages: nodes.Topic("board"), node: node}
+}
 
 // Mux returns the methods pages may call:
 //
@@ -85,8 +110,10 @@ func NewBoard(log *slog.Logger) *Board { return &Board{log: log} }
 //
 //	page.confirm {question, notes} → bool
 //
-// and the notifications pushed to pages: board.posted Note, board.liked
-// Note, board.cleared {by}, board.stats Stats.
+// and the notifications pushed to every page, on every node: board.posted
+// Note, board.liked Note, board.cleared {by}, board.stats Stats. The page
+// that made the change hears of it too (a Topic has no "all but one"): a
+// page renders notes by id, so its own note or like twice is the same.
 func (b *Board) Mux() *jsonrpc.Mux {
 	m := jsonrpc.NewMux()
 	jsonrpc.Register(m, "board.list", b.list)
@@ -97,40 +124,115 @@ func (b *Board) Mux() *jsonrpc.Mux {
 	return m
 }
 
-// Join adds a newly connected page to the board's audience.
+// Join adds a newly connected page to the board's audience, and counts it.
 func (b *Board) Join(p *jsonrpc.Peer) {
 	b.pages.Add(p)
-	b.statsChanged()
+	// The node's first page subscribes it to the topic; Flush returns once
+	// NATS has the subscription, so that the page misses no broadcast from
+	// another node after it loads the board.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := b.nodes.Flush(ctx); err != nil {
+		b.log.Info("cluster flush failed: this page may miss other nodes' news for a moment", "err", err)
+	}
+	b.countPages(+1)
 }
 
-// Left tells the board that a page went away (it has already left the
-// Group by itself), so that the others see the new online count.
-func (b *Board) Left() { b.statsChanged() }
+// Left takes a page that went away out of the audience and the count, so
+// that the others see the new online count.
+func (b *Board) Left(p *jsonrpc.Peer) {
+	b.pages.Remove(p)
+	b.countPages(-1)
+}
 
-// Stats returns the board's summary.
+// countPages changes this node's page count in the online bucket and pushes
+// the new stats. The lock orders the writes, so the last one wins.
+func (b *Board) countPages(delta int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b.countMu.Lock()
+	b.online += delta
+	err := b.store.setOnline(ctx, b.node, b.online)
+	b.countMu.Unlock()
+	if err != nil {
+		b.log.Warn("cannot write this node's page count", "err", err)
+		return
+	}
+	b.pushStats()
+}
+
+// keepOnline rewrites this node's page count every onlineRefresh, so that
+// it does not age out, until ctx ends; then it deletes it and pushes the
+// stats without this node's pages.
+func (b *Board) keepOnline(ctx context.Context) {
+	t := time.NewTicker(onlineRefresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			b.countPages(0)
+		case <-ctx.Done():
+			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if err := b.store.dropOnline(dctx, b.node); err != nil {
+				b.log.Info("cannot delete this node's page count; it ages out", "err", err)
+			}
+			return
+		}
+	}
+}
+
+// onlineChanged is called by the online bucket's watch. When a node's count
+// ages out (it died without deleting it), nobody made the change to push
+// the stats, so the first live node (by key) does.
+func (b *Board) onlineChanged(e jetstream.KeyValueEntry) {
+	if e.Operation() != jetstream.KeyValuePurge || e.Key() == b.node {
+		return
+	}
+	b.store.view.mu.Lock()
+	first := true
+	for node := range b.store.view.online {
+		if node < b.node {
+			first = false
+		}
+	}
+	b.store.view.mu.Unlock()
+	if first {
+		b.pushStats()
+	}
+}
+
+// Stats returns the board's summary, as this node's view has it.
 func (b *Board) Stats() Stats {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.statsLocked()
+	b.store.view.mu.Lock()
+	defer b.store.view.mu.Unlock()
+	return b.store.view.statsLocked()
 }
 
-func (b *Board) statsLocked() Stats {
-	return Stats{Notes: len(b.notes), Posted: b.posted, Online: b.pages.Len(), Version: b.version}
+// pushStats sends the current stats to every page, unless this node has
+// already sent stats as new. The lock keeps this node's pushes in version
+// order (Notify only queues and publishes).
+func (b *Board) pushStats() {
+	b.pushMu.Lock()
+	defer b.pushMu.Unlock()
+	s := b.Stats()
+	if s.Version <= b.lastStats {
+		return
+	}
+	b.lastStats = s.Version
+	b.notify("board.stats", s)
 }
 
-// statsChanged pushes the new summary to every page. Group.Notify only
-// queues, so it may run under the lock, which keeps pushes in version order.
-func (b *Board) statsChanged() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.version++
-	b.pages.Notify("board.stats", b.statsLocked())
+func (b *Board) notify(method string, params any) {
+	if err := b.pages.Notify(method, params); err != nil {
+		b.log.Warn("broadcast failed", "method", method, "err", err)
+	}
 }
 
 func (b *Board) list(context.Context, struct{}) ([]Note, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]Note{}, b.notes...), nil
+	b.store.view.mu.Lock()
+	defer b.store.view.mu.Unlock()
+	return b.store.view.notesLocked(), nil
 }
 
 // errNotSignedIn answers a call on a connection that carries no user.
@@ -150,21 +252,17 @@ func (b *Board) post(ctx context.Context, p struct {
 	if n := utf8.RuneCountInString(text); n < 1 || n > maxText {
 		return Note{}, jsonrpc.NewError(CodeBadText, "note text must be 1..140 characters", map[string]int{"length": n})
 	}
-
-	b.mu.Lock()
-	b.nextID++
-	b.posted++
-	note := Note{ID: b.nextID, Text: text, Author: author, Time: time.Now().UTC().Truncate(time.Second)}
-	b.notes = append(b.notes, note)
-	if len(b.notes) > maxNotes {
-		b.notes = append([]Note{}, b.notes[len(b.notes)-maxNotes:]...)
+	id, err := b.store.nextID(ctx)
+	if err != nil {
+		return Note{}, b.storeFailed("post", err)
 	}
-	b.mu.Unlock()
-
-	// The poster renders the note from this call's result; the others
-	// hear about it.
-	b.pages.Notify("board.posted", note, jsonrpc.PeerFromContext(ctx))
-	b.statsChanged()
+	note := Note{ID: id, Text: text, Author: author, Time: time.Now().UTC().Truncate(time.Second)}
+	if err := b.store.putNote(ctx, note); err != nil {
+		return Note{}, b.storeFailed("post", err)
+	}
+	b.notify("board.posted", note)
+	b.pushStats()
+	b.store.scrollOff(ctx)
 	return note, nil
 }
 
@@ -172,47 +270,41 @@ func (b *Board) post(ctx context.Context, p struct {
 func (b *Board) like(ctx context.Context, p struct {
 	ID int64 `json:"id"`
 }) (Note, error) {
-	b.mu.Lock()
-	var note *Note
-	for i := range b.notes {
-		if b.notes[i].ID == p.ID {
-			note = &b.notes[i]
-			break
-		}
+	liked, ok, err := b.store.like(ctx, p.ID)
+	if err != nil {
+		return Note{}, b.storeFailed("like", err)
 	}
-	if note == nil {
-		b.mu.Unlock()
+	if !ok {
 		return Note{}, jsonrpc.NewError(CodeNoSuchID, "no such note", map[string]int64{"id": p.ID})
 	}
-	note.Likes++
-	liked := *note
-	b.mu.Unlock()
-
-	b.pages.Notify("board.liked", liked, jsonrpc.PeerFromContext(ctx))
+	b.notify("board.liked", liked)
 	return liked, nil
 }
 
-// clear takes every note off the board, once the page that asked has
-// confirmed, and tells the other pages who did.
+// clear takes every note off the board, on every node, once the page that
+// asked has confirmed, and tells every page who did.
 func (b *Board) clear(ctx context.Context, _ struct{}) (map[string]int, error) {
 	by, ok := userFrom(ctx)
 	if !ok {
 		return nil, errNotSignedIn
 	}
-	b.mu.Lock()
-	asked := len(b.notes)
-	b.mu.Unlock()
-	if err := b.confirm(ctx, asked); err != nil {
+	if err := b.confirm(ctx, b.Stats().Notes); err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	n := len(b.notes)
-	b.notes = nil
-	b.mu.Unlock()
-
-	b.pages.Notify("board.cleared", map[string]string{"by": by}, jsonrpc.PeerFromContext(ctx))
-	b.statsChanged()
+	n, err := b.store.clear(ctx, by)
+	if err != nil {
+		return nil, b.storeFailed("clear", err)
+	}
+	b.notify("board.cleared", map[string]string{"by": by})
+	b.pushStats()
 	return map[string]int{"cleared": n}, nil
+}
+
+// storeFailed logs a failed JetStream operation and returns the error a
+// page gets: an internal error, without the details.
+func (b *Board) storeFailed(op string, err error) error {
+	b.log.Warn("board store failed", "op", op, "err", err)
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "the board is unavailable; try again", nil)
 }
 
 // confirm calls page.confirm on the page whose request ctx belongs to (the

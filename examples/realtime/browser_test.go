@@ -48,11 +48,11 @@ func runNode(t *testing.T, dir string, timeout time.Duration, args ...string) {
 	}
 }
 
-// TestBrowser opens two headless Chromium pages on one board and checks
-// what each shows: see e2e/browser.mjs. SCREENSHOT=/tmp/x.png keeps a
-// picture of both pages.
-func TestBrowser(t *testing.T) {
-	chromium := os.Getenv("CHROMIUM_PATH")
+// browserTools returns the Chromium to use and the e2e directory, or skips
+// (fails, with REQUIRE_BROWSER=1) when something is missing.
+func browserTools(t *testing.T) (chromium, e2e string) {
+	t.Helper()
+	chromium = os.Getenv("CHROMIUM_PATH")
 	if chromium == "" {
 		chromium = "/usr/bin/chromium"
 	}
@@ -62,13 +62,35 @@ func TestBrowser(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		needTool(t, "node is not installed")
 	}
-	e2e, _ := filepath.Abs("e2e")
+	e2e, _ = filepath.Abs("e2e")
 	if _, err := os.Stat(filepath.Join(e2e, "node_modules", "playwright-core", "package.json")); err != nil {
 		needTool(t, "e2e/node_modules/playwright-core is not installed")
 	}
+	return chromium, e2e
+}
+
+// TestBrowser opens two headless Chromium pages on one board and checks
+// what each shows: see e2e/browser.mjs. SCREENSHOT=/tmp/x.png keeps a
+// picture of both pages.
+func TestBrowser(t *testing.T) {
+	chromium, e2e := browserTools(t)
 	url := startServer(t)
 	t.Setenv("CHROMIUM_PATH", chromium)
 	runNode(t, e2e, 90*time.Second, "browser.mjs", url)
+}
+
+// TestBrowserCluster runs two processes of the demo on one NATS, opens a
+// headless Chromium page on each (they see each other's notes and likes
+// live, and count both pages), then starts a third node and checks that a
+// page there shows the whole board: browser.mjs --nodes, then --late.
+func TestBrowserCluster(t *testing.T) {
+	chromium, e2e := browserTools(t)
+	bin := buildDemo(t)
+	natsURL, nodes := startCluster(t, bin, 2)
+	t.Setenv("CHROMIUM_PATH", chromium)
+	runNode(t, e2e, 90*time.Second, "browser.mjs", "--nodes", nodes[0].url, nodes[1].url)
+	late := startNode(t, bin, "n3-late", "-nats", natsURL)
+	runNode(t, e2e, 90*time.Second, "browser.mjs", "--late", late.url)
 }
 
 // TestRPCJS runs the unit tests of static/rpc.js in node against a fake

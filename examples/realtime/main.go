@@ -4,6 +4,16 @@
 //
 //	go run ./examples/realtime              # -addr 127.0.0.1:8080
 //
+// Or run several nodes that share one board, over NATS:
+//
+//	go run ./examples/realtime -addr 127.0.0.1:8081 -nats-embed                  # and NATS on 127.0.0.1:4222
+//	go run ./examples/realtime -addr 127.0.0.1:8082 -nats nats://127.0.0.1:4222
+//
+// The board's state is in NATS JetStream (store.go), so every node shows
+// the same board and a node started late replays it; its news reaches the
+// pages of every node through a cluster.Topic (board.go). With no flag the
+// node embeds a NATS server that listens on no port: one node, no setup.
+//
 // One Go server serves the page (embedded static files), a sign-in at
 // /login, and JSON-RPC 2.0 over WebSocket at /rpc, with ws.Server. The
 // page's JavaScript client is static/rpc.js, a small JSON-RPC 2.0 module
@@ -21,7 +31,8 @@
 // the page says, then or later. The sign-in itself is a stand-in: it takes
 // any name, with no password. A real application would check credentials
 // there (or trust its single sign-on) and nothing else would change. The
-// sessions live in memory and end after 12 hours or with the server.
+// sessions live in memory and end after 12 hours or with the server: a
+// page signs in on the node it connects to.
 //
 // On the wire you can watch (the page shows every frame):
 //
@@ -30,8 +41,8 @@
 //   - the server calling the page: before it clears the board, the server
 //     calls page.confirm on the page that asked, with the number of notes
 //     it is about to clear, and clears only if the person says yes;
-//   - the server notifying every page through a jsonrpc.Group:
-//     board.posted, board.liked, board.cleared, board.stats;
+//   - the server notifying every page, on every node, through a
+//     cluster.Topic: board.posted, board.liked, board.cleared, board.stats;
 //   - a batch: on load the page sends [board.list, board.stats] as one
 //     JSON array and renders both replies.
 package main
@@ -51,7 +62,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/cluster"
 	"github.com/peerwire/jsonrpc/ws"
 )
 
@@ -60,22 +73,38 @@ var static embed.FS
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to serve on (host:port)")
+	var nc natsConfig
+	flag.StringVar(&nc.URL, "nats", "", "join a cluster: the URL of its NATS server (with JetStream), e.g. nats://127.0.0.1:4222")
+	flag.BoolVar(&nc.Embed, "nats-embed", false, "start a NATS server with JetStream in this node, on -nats-addr, for other nodes to join")
+	flag.StringVar(&nc.Addr, "nats-addr", "127.0.0.1:4222", "with -nats-embed: the address the embedded NATS server listens on")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-
-	ln, err := listen(*addr)
-	if err != nil {
+	if err := run(*addr, nc, log); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("realtime demo: open %s\n", pageURL(ln.Addr()))
+}
 
+// run serves the demo on addr, with NATS as cfg says, until SIGINT or
+// SIGTERM.
+func run(addr string, cfg natsConfig, log *slog.Logger) error {
+	ln, err := listen(addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	conn, closeNATS, err := connectNATS(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeNATS()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, ln, log); err != nil {
-		log.Error("server failed", "err", err)
-		os.Exit(1)
+	ready := func() { fmt.Printf("realtime demo: open %s\n", pageURL(ln.Addr())) }
+	if err := serve(ctx, ln, conn, log, ready); err != nil {
+		return fmt.Errorf("realtime demo: %w", err)
 	}
+	return nil
 }
 
 // listen opens the TCP listener, saying plainly when the port is taken.
@@ -104,10 +133,22 @@ func pageURL(a net.Addr) string {
 	return "http://" + net.JoinHostPort(host, fmt.Sprint(tcp.Port)) + "/"
 }
 
-// serve serves the demo on ln until ctx ends, then shuts down: WebSocket
-// peers first (in-flight calls finish), then the HTTP server.
-func serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
-	board := NewBoard(log)
+// serve serves the demo on ln, with the board in nc's JetStream, until ctx
+// ends, then shuts down: WebSocket peers first (in-flight calls finish),
+// then the HTTP server, then the board. It calls ready, if not nil, once
+// the board is loaded and the server is about to accept.
+func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, log *slog.Logger, ready func()) error {
+	bctx, stopBoard := context.WithCancel(context.Background())
+	defer stopBoard()
+	board, wait, err := startBoard(ctx, bctx, nc, log)
+	if err != nil && ctx.Err() != nil {
+		return nil // stopped while waiting for NATS
+	}
+	if err != nil {
+		return err
+	}
+	defer wait()
+	defer stopBoard()
 	rpc := &ws.Server{
 		Peer: jsonrpc.Options{
 			Handler:      board.Mux(),
@@ -123,7 +164,7 @@ func serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
 		},
 		OnDisconnect: func(p *jsonrpc.Peer, cause error) {
 			log.Info("page disconnected", "cause", cause)
-			board.Left()
+			board.Left(p)
 		},
 		// OriginPatterns stays empty: only pages served by this server
 		// (same origin) may connect.
@@ -137,6 +178,9 @@ func serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
 	mux.Handle("/", http.FileServerFS(files))
 
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if ready != nil {
+		ready()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 
@@ -153,7 +197,7 @@ func serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
 	if err := rpc.Shutdown(sctx); err != nil {
 		log.Warn("pages still busy at shutdown: their connections were closed", "err", err)
 	}
-	err := hs.Shutdown(sctx)
+	err = hs.Shutdown(sctx)
 	<-errc // http.ErrServerClosed
 	return err
 }
@@ -181,4 +225,33 @@ func logCalls(log *slog.Logger) jsonrpc.Interceptor {
 		log.Info("rpc", attrs...)
 		return result, err
 	}
+}
+
+// startBoard loads the board from JetStream (retrying until ctx ends) and
+// keeps this node's page count in it until bctx ends; wait returns once
+// the count is deleted and the board's goroutines are done.
+func startBoard(ctx, bctx context.Context, nc *nats.Conn, log *slog.Logger) (*Board, func(), error) {
+	nodes, err := cluster.New(nc, cluster.Options{Prefix: "realtime", Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	st := newStore(log)
+	board := NewBoard(log, st, nodes, kvKey(nodes.ID()))
+	// The watches run until bctx ends; the load gives up when ctx does.
+	lctx, cancel := context.WithCancel(bctx)
+	stop := context.AfterFunc(ctx, cancel)
+	err = st.start(lctx, nc, board.onlineChanged)
+	stop()
+	if err != nil {
+		cancel()
+		nodes.Close()
+		return nil, nil, err
+	}
+	board.countPages(0) // this node is up, with no pages yet
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		board.keepOnline(bctx)
+	}()
+	return board, func() { <-done; cancel(); nodes.Close() }, nil
 }

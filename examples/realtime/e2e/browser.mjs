@@ -1,7 +1,9 @@
-// End-to-end test of the realtime demo: two headless Chromium pages on the
-// same board, each asserting what it shows. TestBrowser runs it:
+// End-to-end test of the realtime demo in headless Chromium, each page
+// asserting what it shows. TestBrowser and TestBrowserCluster run it:
 //
-//   node browser.mjs http://127.0.0.1:PORT/
+//   node browser.mjs http://127.0.0.1:PORT/               # two pages on one board
+//   node browser.mjs --nodes http://NODE1/ http://NODE2/  # a page on each of two nodes
+//   node browser.mjs --late http://NODE3/                 # a node started after --nodes
 //
 // Environment: CHROMIUM_PATH, the browser (default /usr/bin/chromium);
 // SCREENSHOT, a .png path for a side-by-side picture of both pages.
@@ -9,11 +11,15 @@
 // 3 when the whole run took longer than its hard timeout.
 import { chromium } from 'playwright-core';
 
-const url = process.argv[2];
-if (!url) {
-  console.error('usage: node browser.mjs http://127.0.0.1:PORT/');
+const usage = 'usage: node browser.mjs URL | --nodes URL1 URL2 | --late URL';
+const [mode, urls] = process.argv[2]?.startsWith('--')
+  ? [process.argv[2], process.argv.slice(3)]
+  : ['--single', process.argv.slice(2)];
+if (urls.length !== (mode === '--nodes' ? 2 : 1) || !['--single', '--nodes', '--late'].includes(mode)) {
+  console.error(usage);
   process.exit(2);
 }
+const url = urls[0];
 const HARD_TIMEOUT_MS = 60_000;
 const STEP_TIMEOUT_MS = 10_000;
 const hardTimeout = setTimeout(() => {
@@ -66,12 +72,12 @@ const noteCount = (n) => document.querySelectorAll('[data-test=note]').length ==
 
 // openPage loads the page and signs in as name: the server signs the
 // page's notes with the session's name from then on.
-async function openPage(context, who, name) {
+async function openPage(context, who, name, at = url) {
   const page = await context.newPage();
   page.on('pageerror', (e) => pageErrors.push(`${who}: ${e.message}`));
   page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`${who}: console: ${m.text()}`); });
-  step = `${who}: load ${url}`;
-  await page.goto(url);
+  step = `${who}: load ${at}`;
+  await page.goto(at);
   await expect(page, who, 'got a default guest name', () => /^guest-\d{4}$/.test(document.getElementById('name').value));
   await expect(page, who, 'signed out: nothing to post with yet', () => document.getElementById('compose').hidden);
   step = `${who}: sign in as ${name}`;
@@ -106,20 +112,8 @@ async function post(page, text) {
   await page.click('#post');
 }
 
-let browser;
-let failed = false;
-try {
-  const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-  step = `launch ${executablePath}`;
-  browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    timeout: 30_000,
-    // playwright gives the browser a fresh temporary profile (user data dir).
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  console.log(`ok  launched Chromium ${browser.version()}`);
+// onePage: two pages on one server share one board.
+async function onePage() {
   const context = await browser.newContext({ viewport: { width: 760, height: 900 } });
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
 
@@ -224,8 +218,68 @@ try {
   await b.close();
   await expect(a, 'A', 'pushed stats: 1 page online', stats, [0, 1, 3]);
 
+}
+
+// The notes --nodes leaves on the board, which --late expects.
+const clusterNotes = [['Posted on node 1', 'alice', 1], ['Posted on node 2', 'bob', 0]];
+
+// acrossNodes: a page on each of two nodes of one cluster; each sees the
+// other's notes and likes live, and both count both pages.
+async function acrossNodes([url1, url2]) {
+  // A context each: each page keeps its own session cookie.
+  const a = await openPage(await browser.newContext(), 'A@node1', 'alice', url1);
+  const b = await openPage(await browser.newContext(), 'B@node2', 'bob', url2);
+  await expect(a, 'A@node1', 'stats: 2 pages online, on two nodes', stats, [0, 2, 0]);
+  await expect(b, 'B@node2', 'stats: 2 pages online, on two nodes', stats, [0, 2, 0]);
+
+  await post(a, clusterNotes[0][0]);
+  await expect(b, 'B@node2', 'the note posted on node 1, live', hasNote, clusterNotes[0]);
+  await post(b, clusterNotes[1][0]);
+  await expect(a, 'A@node1', 'the note posted on node 2, live', hasNote, clusterNotes[1]);
+
+  step = 'B@node2: like the note posted on node 1';
+  await b.locator('[data-test=note]', { hasText: clusterNotes[0][0] }).locator('[data-test=like]').click();
+  await expect(a, 'A@node1', 'the like made on node 2, live', noteLikes, [clusterNotes[0][0], 1]);
+  await expect(a, 'A@node1', 'stats: 2 notes, 2 online, 2 posted', stats, [2, 2, 2]);
+  await expect(b, 'B@node2', 'stats: 2 notes, 2 online, 2 posted', stats, [2, 2, 2]);
+
+  step = 'B@node2: close';
+  await b.close();
+  await expect(a, 'A@node1', 'pushed stats: 1 page online', stats, [2, 1, 2]);
+}
+
+// lateNode: a page on a node started after acrossNodes shows the whole
+// board, replayed from JetStream.
+async function lateNode(at) {
+  const c = await openPage(await browser.newContext(), 'C@late', 'carol', at);
+  for (const [text, author, likes] of clusterNotes) {
+    await expect(c, 'C@late', `"${text}" by ${author}, from before this node started`, hasNote, [text, author]);
+    await expect(c, 'C@late', `"${text}" with ${likes} likes`, noteLikes, [text, likes]);
+  }
+  await expect(c, 'C@late', 'stats: 2 notes, 2 posted', () =>
+    document.getElementById('stat-notes').textContent === '2' && document.getElementById('stat-posted').textContent === '2');
+}
+
+let browser;
+let failed = false;
+try {
+  const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+  step = `launch ${executablePath}`;
+  browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    timeout: 30_000,
+    // playwright gives the browser a fresh temporary profile (user data dir).
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  console.log(`ok  launched Chromium ${browser.version()}`);
+  if (mode === '--nodes') await acrossNodes(urls);
+  else if (mode === '--late') await lateNode(url);
+  else await onePage();
+
   if (pageErrors.length > 0) throw new Error(`errors in the pages:\n  ${pageErrors.join('\n  ')}`);
-  console.log('PASS: two pages shared one board');
+  console.log(`PASS: ${{ '--single': 'two pages shared one board', '--nodes': 'two pages on two nodes shared one board', '--late': 'a node started late showed the whole board' }[mode]}`);
 } catch (e) {
   failed = true;
   console.error(`FAIL at step "${step}": ${e.stack || e}`);

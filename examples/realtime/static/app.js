@@ -161,9 +161,12 @@ async function start() {
     say(`${note.author} posted a note`);
   });
   rpc.on('board.liked', renderNote);
+  // The board's news reaches every page, this one too: while this page's
+  // own clear is under way, its reply says it better.
+  let clearing = false;
   rpc.on('board.cleared', ({ by }) => {
     notesList.replaceChildren();
-    say(`${by} cleared the board`);
+    if (!clearing) say(`${by} cleared the board`);
   });
   rpc.on('board.stats', renderStats);
   rpc.onclose = () => {
@@ -184,6 +187,7 @@ async function start() {
     }
   });
   $('clear').addEventListener('click', async () => {
+    clearing = true;
     try {
       const { cleared } = await rpc.call('board.clear');
       notesList.replaceChildren();
@@ -193,6 +197,8 @@ async function start() {
       if (e.code !== CodeNotConfirmed) return showError(e);
       say('You kept the board as it is');
       showError(null);
+    } finally {
+      clearing = false;
     }
   });
   notesList.addEventListener('click', async (event) => {

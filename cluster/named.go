@@ -226,22 +226,22 @@ func (n *Node) Notify(ctx context.Context, name, method string, params any) erro
 	}
 	tok := token(name)
 	m := &nats.Msg{Subject: n.prefix + "peer." + tok, Data: frame(method, raw)}
-	if err := checkSize(n.nc, m); err != nil {
-		return fmt.Errorf("cluster: notify %q: %w", name, err)
-	}
 	n.mu.Lock()
 	var group *jsonrpc.Group
 	if h := n.names[tok]; h != nil {
 		group = &h.group
+		m.Header = n.origin // our own copy comes back: skip it
 	}
 	n.mu.Unlock()
+	if err := checkSize(n.nc, m); err != nil {
+		return fmt.Errorf("cluster: notify %q: %w", name, err)
+	}
 	if group != nil {
 		// Held here: deliver directly, publish for the other holders,
 		// which need not exist, so no acknowledgement is awaited.
 		if err := group.Notify(method, paramsArg(raw)); err != nil {
 			return err
 		}
-		m.Header = n.origin
 		if err := n.nc.PublishMsg(m); err != nil {
 			return publishErr(fmt.Sprintf("cluster: notify %q: delivered on this node only", name), err)
 		}

@@ -128,7 +128,7 @@ func checkSize(nc *nats.Conn, m *nats.Msg) error {
 			size += len(k) + len(v) + 4 // "k: v\r\n"
 		}
 	}
-	if size > 0 && len(m.Header) > 0 {
+	if len(m.Header) > 0 {
 		size += len("NATS/1.0\r\n\r\n")
 	}
 	if int64(size) > max {

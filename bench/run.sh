@@ -7,6 +7,13 @@
 #   bench/run.sh                 # 6 rounds, results in bench/results/
 #   ROUNDS=3 BENCHTIME=0.2s bench/run.sh
 #   BENCH='W1$|W2' bench/run.sh  # a subset (a -bench regexp)
+#   CLUSTER=0 bench/run.sh       # without the cluster module's benchmarks
+#
+# Then, unless CLUSTER=0, it runs the cluster module's benchmarks (NATS
+# stays out of this module: they live in cluster/bench_test.go): one
+# broadcast to 3 x 1,000 WebSocket clients over three nodes against
+# 1 x 3,000 on one node, and a call to a named Peer on another node
+# against one on the node that holds it; ROUNDS runs each.
 #
 # Needs about 4-7 minutes on 2 cores with the defaults (one round of all
 # the workloads takes some 45 s at BENCHTIME=0.3s).
@@ -48,3 +55,14 @@ echo "# ratios to the raw limit of the same transport, cost per KiB, ours vs the
 ./.bin/ratios "$OUT"
 echo
 echo "total: ${elapsed}s for $ROUNDS rounds"
+
+if [ "${CLUSTER:-1}" != 0 ]; then
+	COUT="${OUT%.txt}-cluster.txt"
+	echo "cluster benchmarks ($ROUNDS runs each)" >&2
+	(cd ../cluster && env -u GOWORK go test -run='^$' -bench=. -benchtime=1s \
+		-benchmem -count="$ROUNDS" -timeout=30m .) >"$COUT"
+	echo
+	echo "# cluster/ (NATS): broadcast to 3,000 WebSocket clients, one node vs three; named call, local vs across nodes (median ± 95% CI; raw results in bench/$COUT)"
+	echo
+	./.bin/benchstat "$COUT"
+fi

@@ -3,8 +3,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,4 +102,58 @@ func TestRPCJS(t *testing.T) {
 		needTool(t, "node is not installed")
 	}
 	runNode(t, "e2e", 60*time.Second, "--test", "rpc.test.mjs")
+}
+
+// TestBrowserReconnect restarts, under a headless Chromium page, the node
+// it is connected to (on the same address, the board kept in NATS by
+// another node): the page shows "reconnecting in N s…", then "connected",
+// fetches the whole board again with its batch, and posts, without a
+// reload. browser.mjs --restart prints RESTART-ME when the page is ready.
+func TestBrowserReconnect(t *testing.T) {
+	chromium, e2e := browserTools(t)
+	bin := buildDemo(t)
+	natsURL, _ := startCluster(t, bin, 1) // node 1 holds NATS and the board
+	addr := freeAddr(t)
+	n2 := startNode(t, bin, "n2", "-addr", addr, "-nats", natsURL)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "browser.mjs", "--restart", n2.url)
+	cmd.Dir = e2e
+	cmd.Env = append(os.Environ(), "CHROMIUM_PATH="+chromium)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	sc := bufio.NewScanner(stdout)
+	restarted := false
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(&out, line)
+		if line == "RESTART-ME" && !restarted {
+			restarted = true
+			n2.stop(t, syscall.SIGTERM)
+			again := startNode(t, bin, "n2-again", "-addr", addr, "-nats", natsURL)
+			if again.url != n2.url {
+				t.Errorf("restarted node serves %s, want %s", again.url, n2.url)
+			}
+		}
+	}
+	err = cmd.Wait()
+	t.Logf("node browser.mjs --restart:\n%s%s", out.Bytes(), stderr.String())
+	if ctx.Err() != nil {
+		t.Fatal("browser.mjs --restart: killed after 120s")
+	}
+	if err != nil || !restarted {
+		t.Fatalf("browser.mjs --restart: %v (restarted: %v)", err, restarted)
+	}
 }

@@ -11,16 +11,16 @@
 // 3 when the whole run took longer than its hard timeout.
 import { chromium } from 'playwright-core';
 
-const usage = 'usage: node browser.mjs URL | --nodes URL1 URL2 | --late URL';
+const usage = 'usage: node browser.mjs URL | --nodes URL1 URL2 | --late URL | --restart URL';
 const [mode, urls] = process.argv[2]?.startsWith('--')
   ? [process.argv[2], process.argv.slice(3)]
   : ['--single', process.argv.slice(2)];
-if (urls.length !== (mode === '--nodes' ? 2 : 1) || !['--single', '--nodes', '--late'].includes(mode)) {
+if (urls.length !== (mode === '--nodes' ? 2 : 1) || !['--single', '--nodes', '--late', '--restart'].includes(mode)) {
   console.error(usage);
   process.exit(2);
 }
 const url = urls[0];
-const HARD_TIMEOUT_MS = 60_000;
+const HARD_TIMEOUT_MS = 80_000;
 const STEP_TIMEOUT_MS = 10_000;
 const hardTimeout = setTimeout(() => {
   console.error(`FAIL: hard timeout: the run took over ${HARD_TIMEOUT_MS / 1000}s`);
@@ -260,6 +260,40 @@ async function lateNode(at) {
     document.getElementById('stat-notes').textContent === '2' && document.getElementById('stat-posted').textContent === '2');
 }
 
+// restarted: the node is restarted under a page, which shows that it is
+// reconnecting, then connected again with the whole board, and works,
+// without a reload.
+async function restarted(at) {
+  const d = await openPage(await browser.newContext(), 'D', 'dora', at);
+  await post(d, 'Before the restart');
+  await expect(d, 'D', 'its note shown', hasNote, ['Before the restart', 'dora']);
+  const batches = () => [...document.querySelectorAll('#wire li')].filter((li) =>
+    li.dataset.dir === 'out' && li.dataset.kind === 'batch').length;
+  const before = await d.evaluate(batches);
+  await d.evaluate(() => {
+    // Record every status the page shows: "reconnecting" may not last
+    // long enough to be polled.
+    window.statuses = [];
+    new MutationObserver(() => window.statuses.push(document.getElementById('status').textContent))
+      .observe(document.getElementById('status'), { childList: true, characterData: true, subtree: true });
+  });
+  console.log('RESTART-ME');
+  step = 'D: see the node go away';
+  await d.waitForFunction(() => window.statuses.some((s) => s.startsWith('reconnecting in')), null, { timeout: 30_000 });
+  console.log(`ok  ${step}: status "${await d.evaluate(() => window.statuses.find((s) => s.startsWith('reconnecting in')))}"`);
+  step = 'D: reconnect by itself';
+  await d.waitForFunction(() => document.getElementById('status').textContent === 'connected' &&
+    window.statuses.some((s) => s.startsWith('reconnecting')), null, { timeout: 40_000 });
+  console.log(`ok  ${step}: statuses seen ${JSON.stringify(await d.evaluate(() => window.statuses))}`);
+  await expect(d, 'D', 'the whole board fetched again with one batch', (n) => [...document.querySelectorAll('#wire li')]
+    .filter((li) => li.dataset.dir === 'out' && li.dataset.kind === 'batch').length > n, before);
+  await expect(d, 'D', 'the note from before the restart', hasNote, ['Before the restart', 'dora']);
+  await post(d, 'After the restart');
+  await expect(d, 'D', 'a note posted on the restarted node', hasNote, ['After the restart', 'dora']);
+  await expect(d, 'D', 'no error shown', errorHidden);
+  if (await d.evaluate(() => location.href) !== at) throw new Error('the page navigated away');
+}
+
 let browser;
 let failed = false;
 try {
@@ -276,10 +310,11 @@ try {
   console.log(`ok  launched Chromium ${browser.version()}`);
   if (mode === '--nodes') await acrossNodes(urls);
   else if (mode === '--late') await lateNode(url);
+  else if (mode === '--restart') await restarted(url);
   else await onePage();
 
   if (pageErrors.length > 0) throw new Error(`errors in the pages:\n  ${pageErrors.join('\n  ')}`);
-  console.log(`PASS: ${{ '--single': 'two pages shared one board', '--nodes': 'two pages on two nodes shared one board', '--late': 'a node started late showed the whole board' }[mode]}`);
+  console.log(`PASS: ${{ '--single': 'two pages shared one board', '--nodes': 'two pages on two nodes shared one board', '--late': 'a node started late showed the whole board', '--restart': 'the page reconnected to the restarted node by itself, whole board shown' }[mode]}`);
 } catch (e) {
   failed = true;
   console.error(`FAIL at step "${step}": ${e.stack || e}`);

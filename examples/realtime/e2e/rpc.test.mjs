@@ -2,7 +2,7 @@
 // runner (no npm package needed): node --test rpc.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Peer, RPCError } from '../static/rpc.js';
+import { Peer, Reconnecting, RPCError } from '../static/rpc.js';
 
 // FakeSocket stands in for a WebSocket: it records what the peer sends,
 // and deliver() plays a frame from the other side.
@@ -171,4 +171,100 @@ test('a reply nobody waits for is dropped', async () => {
   assert.equal(warned, 1);
   assert.equal(socket.sent.length, 0);
   assert.equal(peer.pending.size, 0);
+});
+
+// fakeServer hands out a Peer on a new FakeSocket for every open(), and
+// can refuse the next ones.
+function fakeServer() {
+  const s = { sockets: [], refuse: 0, opens: 0 };
+  s.open = async () => {
+    s.opens++;
+    if (s.refuse > 0) {
+      s.refuse--;
+      throw new Error('cannot connect');
+    }
+    const socket = new FakeSocket();
+    s.sockets.push(socket);
+    return new Peer(socket);
+  };
+  return s;
+}
+
+const until = async (cond, what) => {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 2));
+  assert.ok(cond(), `timed out waiting for ${what}`);
+};
+
+test('Reconnecting: a drop rejects the calls in flight, reconnects with backoff, runs onconnect again, keeps handlers and listeners', async () => {
+  const server = fakeServer();
+  const states = [];
+  let onconnects = 0;
+  let prepares = 0;
+  const rpc = new Reconnecting('ws://x/rpc', {
+    open: server.open,
+    prepare: async () => { prepares++; },
+    onconnect: async () => { onconnects++; },
+    onstate: (s, info) => states.push(info ? `${s} ${info.attempt}` : s),
+    minDelay: 4,
+    maxDelay: 16,
+  });
+  const heard = [];
+  rpc.handle('page.confirm', () => true);
+  rpc.on('board.posted', (n) => heard.push(n.id));
+  await rpc.start();
+  assert.deepEqual(states, ['connecting', 'connected']);
+
+  const first = server.sockets[0];
+  first.deliver({ jsonrpc: '2.0', method: 'board.posted', params: { id: 1 } });
+  const inFlight = rpc.call('board.list');
+  server.refuse = 1; // the first reconnection attempt fails
+  first.close();
+  await assert.rejects(inFlight, /connection closed before the reply came/);
+  await assert.rejects(rpc.call('board.list'), /not connected \(reconnecting\)/);
+
+  await until(() => server.sockets.length === 2 && states.at(-1) === 'connected', 'the reconnection');
+  assert.deepEqual(states, ['connecting', 'connected', 'reconnecting 1', 'connecting', 'reconnecting 2', 'connecting', 'connected']);
+  assert.equal(onconnects, 2);
+  assert.equal(prepares, 2);
+  assert.equal(rpc.reconnects, 1);
+
+  const second = server.sockets[1];
+  second.deliver({ jsonrpc: '2.0', method: 'board.posted', params: { id: 2 } });
+  second.deliver({ jsonrpc: '2.0', id: 7, method: 'page.confirm', params: {} });
+  await settle();
+  assert.deepEqual(heard, [1, 2], 'listeners carried over');
+  assert.deepEqual(second.sent.at(-1), { jsonrpc: '2.0', id: 7, result: true }, 'handlers carried over');
+  const call = rpc.call('board.stats');
+  const sent = second.sent.at(-1);
+  second.deliver({ jsonrpc: '2.0', id: sent.id, result: { notes: 0 } });
+  assert.deepEqual(await call, { notes: 0 });
+
+  rpc.close();
+  assert.equal(states.at(-1), 'closed');
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(server.sockets.length, 2, 'no reconnection after close');
+});
+
+test('Reconnecting: a connection that drops during onconnect is not used, and another is tried', async () => {
+  const server = fakeServer();
+  let n = 0;
+  const rpc = new Reconnecting('ws://x/rpc', {
+    open: server.open,
+    onconnect: async (peer) => {
+      n++;
+      if (n === 2) { // the first reconnection drops while it fetches the state
+        const p = peer.call('board.list');
+        peer.socket.close();
+        await p;
+      }
+    },
+    minDelay: 2,
+    maxDelay: 4,
+  });
+  await rpc.start();
+  server.sockets[0].close();
+  await until(() => server.sockets.length === 3 && rpc.peer !== null, 'a usable connection');
+  assert.equal(rpc.peer.socket, server.sockets[2]);
+  assert.equal(rpc.reconnects, 1);
+  rpc.close();
 });

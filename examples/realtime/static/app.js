@@ -2,7 +2,7 @@
 // the session cookie that the WebSocket upgrade carries), then all its talk
 // with the server goes through rpc.js; every frame is also shown in the
 // "On the wire" panel.
-import { connect } from './rpc.js';
+import { Reconnecting } from './rpc.js';
 
 const CodeNotConfirmed = -32012; // board.clear that this page did not confirm
 
@@ -120,6 +120,7 @@ $('login').addEventListener('submit', async (event) => {
   $('signin').disabled = true;
   try {
     const name = await signIn(nameInput.value.trim() || guest);
+    myName = name;
     $('me-name').textContent = name;
     if (await start()) {
       $('login').hidden = true;
@@ -134,21 +135,59 @@ $('login').addEventListener('submit', async (event) => {
   }
 });
 
+// The name this page signed in with: a reconnection signs in again with
+// it, since a restarted server may have forgotten the session.
+let myName = '';
+
+function setOnline(online) {
+  document.querySelectorAll('#compose button').forEach((b) => { b.disabled = !online; });
+}
+
+// loadBoard fetches the whole board on a new connection, with one batch:
+// one JSON array out, both replies matched by id. It runs on every
+// connection, the first and each reconnection, so a page that was away
+// misses nothing.
+async function loadBoard(peer) {
+  const [notes, stats] = await Promise.all(peer.batch([{ method: 'board.list' }, { method: 'board.stats' }]));
+  notesList.replaceChildren();
+  notes.forEach(renderNote);
+  statsVersion = -1; // a restarted cluster may count afresh
+  renderStats(stats);
+  say(`Loaded ${notes.length} notes and the stats with one batch`);
+}
+
+// showState shows the connection's state: after a drop the page connects
+// again by itself, with a growing delay.
+function showState(state, info) {
+  switch (state) {
+    case 'connecting':
+      setStatus('connecting', 'connecting…');
+      break;
+    case 'connected':
+      setStatus('online', 'connected');
+      setOnline(true);
+      break;
+    case 'reconnecting':
+      setStatus('reconnecting', `reconnecting in ${Math.max(1, Math.ceil(info.delay / 1000))} s…`);
+      setOnline(false);
+      break;
+    case 'closed':
+      setStatus('offline', 'offline');
+      setOnline(false);
+      break;
+  }
+}
+
 // start connects with the session and sets the page up; it resolves to
 // false when the server refused the connection.
 async function start() {
   const url = new URL('rpc', location.href);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  setStatus('connecting', 'connecting…');
-  let rpc;
-  try {
-    rpc = await connect(url.href);
-  } catch (e) {
-    setStatus('offline', 'offline');
-    showError(new Error(`${e.message}: sign in again`));
-    return false;
-  }
-  setStatus('online', 'connected');
+  const rpc = new Reconnecting(url.href, {
+    prepare: () => signIn(myName),
+    onconnect: loadBoard,
+    onstate: showState,
+  });
   rpc.trace = traceFrame;
 
   // Methods the server calls on this page: before it clears the board,
@@ -169,10 +208,6 @@ async function start() {
     if (!clearing) say(`${by} cleared the board`);
   });
   rpc.on('board.stats', renderStats);
-  rpc.onclose = () => {
-    setStatus('offline', 'disconnected: reload to reconnect');
-    document.querySelectorAll('#compose button').forEach((b) => { b.disabled = true; });
-  };
 
   // Calls, with a result or an error shown to the user.
   $('compose').addEventListener('submit', async (event) => {
@@ -211,15 +246,13 @@ async function start() {
     }
   });
 
-  // One batch on load: one JSON array out, both replies matched by id.
   try {
-    const [notes, stats] = await Promise.all(rpc.batch([{ method: 'board.list' }, { method: 'board.stats' }]));
-    notes.forEach(renderNote);
-    renderStats(stats);
-    say(`Loaded ${notes.length} notes and the stats with one batch`);
-    document.body.dataset.ready = 'true';
+    await rpc.start(); // the first connection, board loaded (loadBoard)
   } catch (e) {
-    showError(e);
+    setStatus('offline', 'offline');
+    showError(new Error(`${e.message}: sign in again`));
+    return false;
   }
+  document.body.dataset.ready = 'true';
   return true;
 }

@@ -14,6 +14,9 @@
 //   rpc.onclose = (event) => offline();
 //
 // params are a JSON object or array, or undefined for none.
+//
+// A page that should outlive its connection uses a Reconnecting client
+// instead: the same methods, and it connects again by itself (see below).
 
 /** A JSON-RPC error object as a JavaScript Error: what a call rejects with
  * on an error reply, and what a handler throws to send a specific error. */
@@ -40,7 +43,8 @@ export function connect(url) {
   });
 }
 
-const closedError = () => new Error('rpc.js: connection closed');
+const closedError = () => new Error('rpc.js: connection closed before the reply came');
+const offlineError = () => new Error('rpc.js: not connected (reconnecting)');
 
 export class Peer {
   /** socket is a WebSocket, or anything with send(text), close() and
@@ -190,4 +194,130 @@ function message(method, params) {
 function errorReply(id, code, message, data) {
   const error = data === undefined ? { code, message } : { code, message, data };
   return { jsonrpc: '2.0', id, error };
+}
+
+/** Reconnecting is a client that outlives its connections: when the
+ * connection ends it connects again, after a delay that doubles from
+ * minDelay to maxDelay (each drawn from its upper half, so that pages
+ * dropped together do not come back together), until close().
+ *
+ * What survives a drop: the handlers and listeners registered on it (they
+ * are set on every new connection). What does not: calls in flight reject
+ * with "connection closed before the reply came", and calls made while
+ * reconnecting reject at once with "not connected (reconnecting)"; the
+ * server's notifications sent meanwhile are lost, which is why onconnect
+ * runs on every connection before it is used: fetch the state there.
+ *
+ * options:
+ *   open(): resolves to a new Peer (default: connect(url));
+ *   prepare(): runs before each reconnection attempt (sign in again, say);
+ *   onconnect(peer): runs on every connection, the first included, before
+ *     the client reports it connected;
+ *   onstate(state, info): 'connecting' | 'connected' |
+ *     'reconnecting' (info: { delay, attempt, error }) | 'closed';
+ *   minDelay, maxDelay: milliseconds, default 500 and 10000. */
+export class Reconnecting {
+  constructor(url, options = {}) {
+    this.url = url;
+    this.options = options;
+    this.open = options.open ?? (() => connect(url));
+    this.minDelay = options.minDelay ?? 500;
+    this.maxDelay = Math.max(options.maxDelay ?? 10_000, this.minDelay);
+    this.handlers = new Map();
+    this.listeners = new Map();
+    this.peer = null;       // the connection in use, once onconnect has run
+    this.trace = null;      // as Peer's, set on every connection
+    this.reconnects = 0;
+    this.closed = false;
+    this.timer = null;
+  }
+
+  /** Connects for the first time; resolves once connected (onconnect
+   * done), rejects if that first attempt fails: nothing retries it. */
+  async start() {
+    this.state('connecting');
+    const peer = await this.open();
+    await this.use(peer);
+  }
+
+  call(method, params) {
+    return this.peer ? this.peer.call(method, params) : Promise.reject(offlineError());
+  }
+
+  notify(method, params) {
+    if (!this.peer) throw offlineError();
+    this.peer.notify(method, params);
+  }
+
+  batch(elements) {
+    if (this.peer) return this.peer.batch(elements);
+    return elements.map((e) => (e.notify ? undefined : Promise.reject(offlineError())));
+  }
+
+  handle(method, fn) {
+    this.handlers.set(method, fn);
+    this.peer?.handle(method, fn);
+    return this;
+  }
+
+  on(method, fn) {
+    if (!this.listeners.has(method)) this.listeners.set(method, []);
+    this.listeners.get(method).push(fn);
+    this.peer?.on(method, fn);
+    return this;
+  }
+
+  /** Closes the connection and stops reconnecting. */
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    const peer = this.peer;
+    this.peer = null;
+    peer?.close();
+    this.state('closed');
+  }
+
+  // use sets a new connection up and, once onconnect is done, uses it.
+  async use(peer) {
+    peer.trace = this.trace;
+    for (const [method, fn] of this.handlers) peer.handle(method, fn);
+    for (const [method, fns] of this.listeners) fns.forEach((fn) => peer.on(method, fn));
+    peer.onclose = () => { // only a connection in use: one still being set up fails use instead
+      if (this.peer !== peer) return;
+      this.peer = null;
+      if (!this.closed) this.retry(1, null);
+    };
+    try {
+      if (this.options.onconnect) await this.options.onconnect(peer);
+      if (peer.closed) throw new Error('rpc.js: connection closed while it was being set up');
+    } catch (e) {
+      peer.close();
+      throw e;
+    }
+    if (this.closed) return peer.close();
+    this.peer = peer;
+    this.state('connected');
+  }
+
+  // retry schedules attempt number attempt, after a failed one (error).
+  retry(attempt, error) {
+    const ceiling = Math.min(this.maxDelay, this.minDelay * 2 ** (attempt - 1));
+    const delay = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+    this.state('reconnecting', { delay, attempt, error });
+    this.timer = setTimeout(async () => {
+      if (this.closed) return;
+      this.state('connecting');
+      try {
+        if (this.options.prepare) await this.options.prepare();
+        await this.use(await this.open());
+        this.reconnects++;
+      } catch (e) {
+        if (!this.closed) this.retry(attempt + 1, e);
+      }
+    }, delay);
+  }
+
+  state(s, info) {
+    this.options.onstate?.(s, info);
+  }
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -148,17 +150,28 @@ func (b *Board) Left(p *jsonrpc.Peer) {
 // countPages changes this node's page count in the online bucket and pushes
 // the new stats. The lock orders the writes, so the last one wins.
 func (b *Board) countPages(delta int) {
+	if b.writeCount(delta) {
+		b.pushStats()
+	}
+}
+
+// writeCount adds delta to this node's page count and writes it, unless
+// NATS is away: then nobody waits for it (a page leaving, a shutdown), and
+// keepOnline writes it once NATS is back. It reports whether it wrote it.
+func (b *Board) writeCount(delta int) bool {
+	b.countMu.Lock()
+	defer b.countMu.Unlock()
+	b.online += delta
+	if !b.nodes.Connected() {
+		return false
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	b.countMu.Lock()
-	b.online += delta
-	err := b.store.setOnline(ctx, b.node, b.online)
-	b.countMu.Unlock()
-	if err != nil {
-		b.log.Warn("cannot write this node's page count", "err", err)
-		return
+	if err := b.store.setOnline(ctx, b.node, b.online); err != nil {
+		b.log.Info("cannot write this node's page count", "err", err)
+		return false
 	}
-	b.pushStats()
+	return true
 }
 
 // keepOnline rewrites this node's page count every onlineRefresh, so that
@@ -172,6 +185,9 @@ func (b *Board) keepOnline(ctx context.Context) {
 		case <-t.C:
 			b.countPages(0)
 		case <-ctx.Done():
+			if !b.nodes.Connected() {
+				return // the count ages out
+			}
 			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			if err := b.store.dropOnline(dctx, b.node); err != nil {
@@ -336,4 +352,23 @@ func cleanName(name string) string {
 		name = string(r[:maxName])
 	}
 	return name
+}
+
+// health serves GET /healthz: 200 while this node is connected to NATS,
+// 503 while it is not. Either way the node goes on serving its own pages:
+// board.list and board.stats are answered from its copy of the board; what
+// needs NATS (a post, a like, a clear, other nodes' news) waits for it or
+// fails, and the body says so.
+func (b *Board) health(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	h := struct {
+		Node  string `json:"node"`
+		NATS  string `json:"nats"`
+		Pages int    `json:"pages"`
+	}{Node: b.node, NATS: "connected", Pages: b.pages.Len()}
+	if !b.nodes.Connected() {
+		h.NATS = "disconnected: this node's pages are served from its copy of the board; changes need NATS"
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	json.NewEncoder(w).Encode(h)
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -320,5 +321,48 @@ func drainStats(pg *page) int64 {
 		default:
 			return v
 		}
+	}
+}
+
+// TestNodeWithoutNATS: a node that loses NATS (the node embedding it is
+// killed) says so in its log and in /healthz (503), and keeps serving its
+// own pages from its copy of the board.
+func TestNodeWithoutNATS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the demo and runs two processes")
+	}
+	bin := buildDemo(t)
+	_, nodes := startCluster(t, bin, 2)
+	health := func(n *node) (int, string) {
+		resp, err := http.Get(n.url + "healthz")
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := health(nodes[1]); code != http.StatusOK || !strings.Contains(body, `"nats":"connected"`) {
+		t.Fatalf("healthz with NATS up: %d %s", code, body)
+	}
+	bob := dialPage(t, nodes[1].url, "bob", "bob")
+	var note Note
+	if err := bob.Call(t.Context(), "board.post", map[string]string{"text": "before NATS went away"}, &note); err != nil {
+		t.Fatal(err)
+	}
+
+	nodes[0].stop(t, syscall.SIGKILL) // NATS goes with it
+	eventually(t, func() string {
+		if code, body := health(nodes[1]); code != http.StatusServiceUnavailable {
+			return fmt.Sprintf("healthz after NATS went away: %d %s, want 503", code, body)
+		}
+		return ""
+	})
+	if !strings.Contains(nodes[1].out.String(), "nats disconnected") {
+		t.Errorf("node 2's log does not say NATS went away:\n%s", nodes[1].out.String())
+	}
+	var notes []Note
+	if err := bob.Call(t.Context(), "board.list", nil, &notes); err != nil || len(notes) != 1 || notes[0].ID != note.ID {
+		t.Errorf("board.list on node 2 without NATS: %+v, %v; want the note posted before", notes, err)
 	}
 }

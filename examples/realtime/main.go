@@ -174,6 +174,7 @@ func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, log *slog.Logger
 	mux := http.NewServeMux()
 	mux.HandleFunc("/login", auth.login)
 	mux.Handle("/rpc", auth.requireSession(rpc))
+	mux.HandleFunc("/healthz", board.health)
 	files, _ := fs.Sub(static, "static")
 	mux.Handle("/", http.FileServerFS(files))
 

@@ -198,6 +198,9 @@ func (p *Peer) Wait() error {
 }
 
 // Done returns a channel that is closed when the connection has ended.
+// The Peer fails its pending calls first, so a Call may return an error
+// wrapping ErrClosed a moment before Done is closed; wait on Done (or
+// Wait) to know that the Peer has ended.
 func (p *Peer) Done() <-chan struct{} { return p.done }
 
 // end records why the connection ended and releases everything waiting on

@@ -195,17 +195,15 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	return p.Notify(ctx, method, params)
 }
 
-// dropped reports whether err is p's connection ending under a call.
+// dropped reports whether err is p's connection ending under a call. A
+// call fails with ErrClosed as the Peer ends, a moment before Done is
+// closed: dropped waits for that, so that the next call does not pick p.
 func dropped(p *jsonrpc.Peer, err error) bool {
 	if !errors.Is(err, jsonrpc.ErrClosed) {
 		return false
 	}
-	select {
-	case <-p.Done():
-		return true
-	default:
-		return false
-	}
+	<-p.Done()
+	return true
 }
 
 // Peer returns the current connection's Peer, waiting within ctx while the

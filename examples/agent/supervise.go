@@ -68,6 +68,9 @@ func (s *supervisor) call(method string, params, result any) error {
 	}
 	err = t.peer.Call(ctx, method, params, result)
 	if errors.Is(err, jsonrpc.ErrClosed) && ctx.Err() == nil {
+		// The call fails as the Peer ends, a moment before Done is
+		// closed: wait for it, so that the next call does not pick t.
+		<-t.peer.Done()
 		return fmt.Errorf("tool %s crashed during %s: %w", s.name, method, err)
 	}
 	return err

@@ -19,6 +19,15 @@
 // Dial also builds for the browser (GOOS=js GOARCH=wasm), where it uses the
 // browser's WebSocket.
 //
+// A client that should outlive its connection uses a Client, which dials
+// again with backoff whenever the connection ends, runs OnConnect on every
+// connection (to authenticate and re-subscribe), and says per call what
+// happens to a call in flight at a drop (see Client):
+//
+//	c := ws.NewClient(url, ws.ClientOptions{OnConnect: resubscribe})
+//	defer c.Close()
+//	err := c.CallIdempotent(ctx, "board.list", nil, &notes)
+//
 // What this package guarantees: a binary message closes the connection with
 // status 1008 (policy violation); a text message that is not valid UTF-8
 // closes it with status 1007 (invalid frame payload data), as RFC 6455

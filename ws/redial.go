@@ -316,9 +316,12 @@ func (c *Client) run() {
 			c.reconnects++
 		}
 		c.peer = p
+		c.state = Connected // before any call can take p
 		close(c.ready)
 		c.mu.Unlock()
-		c.setState(Connected, nil)
+		if c.opts.OnState != nil {
+			c.opts.OnState(Connected, nil)
+		}
 		first = false
 
 		select {

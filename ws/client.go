@@ -1,0 +1,272 @@
+package ws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/peerwire/jsonrpc"
+)
+
+// A Client is one logical client that outlives its connections: it dials
+// the server, and whenever the connection ends it dials again, with
+// exponential backoff and jitter, until Close. It builds for the browser
+// (js/wasm) as well, where Dial uses the browser's WebSocket.
+//
+// What survives a drop, and what does not:
+//
+//   - A call made while the Client is (re)connecting waits for the next
+//     connection, within its ctx.
+//   - A call in flight when the connection drops ends exactly once: Call
+//     returns an error wrapping ErrDropped (the server may or may not have
+//     run it), and CallIdempotent sends it again on the next connection
+//     (for methods that are safe to run twice). A reply is never delivered
+//     twice: each attempt is a new request on a new connection.
+//   - Calls and notifications the server sent to the old connection are
+//     gone with it; a server that needs at-least-once delivery numbers its
+//     messages and lets the client ask for what it missed in OnConnect.
+//   - OnConnect runs on every connection before calls flow on it:
+//     authenticate and re-subscribe there.
+type Client struct {
+	url  string
+	opts ClientOptions
+
+	mu         sync.Mutex
+	peer       *jsonrpc.Peer // the connection calls go to; nil while (re)connecting
+	ready      chan struct{} // closed when peer is set, or the Client closes
+	state      State
+	reconnects int
+	closeErr   error // why the Client closed
+
+	closing chan struct{} // closed by Close
+	done    chan struct{} // closed when the dialer has stopped
+	once    sync.Once
+}
+
+// ClientOptions configure NewClient. The zero value dials with the defaults
+// and retries forever, from 100 ms to 10 s apart.
+type ClientOptions struct {
+	// Dial configures each connection: the Peer (its Handler, for what the
+	// server calls, and its limits), the WebSocket options and, outside
+	// the browser, the upgrade request.
+	Dial DialOptions
+
+	// OnConnect, if set, runs on every connection, the first and each
+	// reconnection, before calls flow on it: authenticate, re-subscribe,
+	// fetch what was missed. An error drops that connection and counts as
+	// a failed attempt. ctx ends when the Client closes.
+	OnConnect func(ctx context.Context, p *jsonrpc.Peer) error
+
+	// OnState, if set, is told of every change of state, with the error
+	// that caused it (the failed dial, the connection's end), or nil. It
+	// runs on the Client's dialing goroutine: it must not block.
+	OnState func(s State, cause error)
+
+	// MinBackoff and MaxBackoff bound the wait between attempts: it starts
+	// at MinBackoff and doubles after each failed attempt up to
+	// MaxBackoff, each wait drawn at random from its upper half (jitter,
+	// so that clients dropped together do not come back together).
+	// Defaults: 100 ms and 10 s.
+	MinBackoff, MaxBackoff time.Duration
+
+	// MaxAttempts bounds the consecutive failed attempts, after which the
+	// Client closes with an error wrapping ErrGaveUp. Default: no bound.
+	MaxAttempts int
+
+	// DialTimeout bounds each attempt's handshake (and OnConnect).
+	// Default: 10 s.
+	DialTimeout time.Duration
+}
+
+// State is a Client's connection state.
+type State int
+
+const (
+	Connecting   State = iota // dialing for the first time
+	Connected                 // calls flow
+	Reconnecting              // the connection ended; dialing again
+	Closed                    // Close was called, or MaxAttempts reached
+)
+
+func (s State) String() string {
+	switch s {
+	case Connecting:
+		return "connecting"
+	case Connected:
+		return "connected"
+	case Reconnecting:
+		return "reconnecting"
+	case Closed:
+		return "closed"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// Errors of a Client.
+var (
+	// ErrDropped is wrapped by the error of a Call that was in flight when
+	// its connection dropped: the server may or may not have run it.
+	ErrDropped = errors.New("ws: connection dropped while the call was in flight")
+	// ErrClientClosed is returned by a Client's calls once it is closed.
+	ErrClientClosed = errors.New("ws: client closed")
+	// ErrGaveUp is wrapped by a Client's close error when MaxAttempts
+	// consecutive attempts failed.
+	ErrGaveUp = errors.New("ws: gave up reconnecting")
+)
+
+// NewClient returns a Client of the server at url (ws:// or wss://),
+// configured by opts (optional: at most one). It returns at once and dials
+// in the background; calls wait for the first connection.
+//
+//	c := ws.NewClient("ws://127.0.0.1:8080/rpc", ws.ClientOptions{OnConnect: login})
+//	defer c.Close()
+//	err := c.Call(ctx, "board.list", nil, &notes)
+func NewClient(url string, opts ...ClientOptions) *Client {
+	var o ClientOptions
+	switch len(opts) {
+	case 0:
+	case 1:
+		o = opts[0]
+	default:
+		panic("ws: more than one ClientOptions")
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = 100 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 10 * time.Second
+	}
+	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 10 * time.Second
+	}
+	c := &Client{
+		url:     url,
+		opts:    o,
+		ready:   make(chan struct{}),
+		closing: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	go c.run()
+	return c
+}
+
+// Call calls method on the server, as Peer.Call does, waiting within ctx
+// for a connection if there is none. If the connection drops while the
+// call is in flight, Call returns an error wrapping ErrDropped.
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	return c.call(ctx, method, params, result, false)
+}
+
+// CallIdempotent is Call for a method that is safe to run more than once:
+// if the connection drops while the call is in flight, it is sent again on
+// the next connection, until it gets its reply or ctx ends.
+func (c *Client) CallIdempotent(ctx context.Context, method string, params, result any) error {
+	return c.call(ctx, method, params, result, true)
+}
+
+func (c *Client) call(ctx context.Context, method string, params, result any, again bool) error {
+	for {
+		p, err := c.Peer(ctx)
+		if err != nil {
+			return err
+		}
+		err = p.Call(ctx, method, params, result)
+		if err == nil || ctx.Err() != nil || !dropped(p, err) {
+			return err
+		}
+		if !again {
+			return fmt.Errorf("%w: %w", ErrDropped, err)
+		}
+		c.forget(p) // don't take the dead connection again
+	}
+}
+
+// Notify sends a notification on the current connection, waiting within
+// ctx for one if there is none.
+func (c *Client) Notify(ctx context.Context, method string, params any) error {
+	p, err := c.Peer(ctx)
+	if err != nil {
+		return err
+	}
+	return p.Notify(ctx, method, params)
+}
+
+// dropped reports whether err is p's connection ending under a call. A
+// call fails with ErrClosed as the Peer ends, a moment before Done is
+// closed: dropped waits for that, so that the next call does not pick p.
+func dropped(p *jsonrpc.Peer, err error) bool {
+	if !errors.Is(err, jsonrpc.ErrClosed) {
+		return false
+	}
+	<-p.Done()
+	return true
+}
+
+// Peer returns the current connection's Peer, waiting within ctx while the
+// Client connects. It fails with ErrClientClosed (or the reason the Client
+// gave up) once the Client is closed.
+func (c *Client) Peer(ctx context.Context) (*jsonrpc.Peer, error) {
+	for {
+		c.mu.Lock()
+		p, ready, state, cerr := c.peer, c.ready, c.state, c.closeErr
+		c.mu.Unlock()
+		if state == Closed {
+			return nil, cerr
+		}
+		if p != nil {
+			select {
+			case <-p.Done(): // ended: the dialer is about to notice
+				c.forget(p)
+				continue
+			default:
+				return p, nil
+			}
+		}
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// forget stops handing out p, whose connection has ended.
+func (c *Client) forget(p *jsonrpc.Peer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.peer == p {
+		c.peer = nil
+		c.ready = make(chan struct{})
+	}
+}
+
+// State returns the Client's connection state.
+func (c *Client) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// Reconnects returns how many times the Client has connected again after
+// its first connection.
+func (c *Client) Reconnects() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reconnects
+}
+
+// Close closes the current connection and stops reconnecting. Calls
+// waiting for a connection return ErrClientClosed; calls in flight end as
+// the connection does. Close waits for the Client's goroutine and returns
+// nil; it may be called more than once.
+func (c *Client) Close() error {
+	c.once.Do(func() { close(c.closing) })
+	<-c.done
+	return nil
+}
+
+// Done is closed once the Client has closed, by Close or by giving up.
+func (c *Client) Done() <-chan struct{} { return c.done }

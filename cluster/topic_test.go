@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/cluster"
+	"github.com/peerwire/jsonrpc/internal/testbin"
 )
 
 // tick is a numbered broadcast: the Seq-th of publisher From.
@@ -165,7 +166,7 @@ func TestKillNode(t *testing.T) {
 func TestRestartNATS(t *testing.T) {
 	ns := startNATS(t, -1)
 	port := natsPort(ns)
-	var logs syncBuffer
+	var logs testbin.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a := newSite(t, ns.ClientURL(), cluster.Options{Logger: logger, NodeID: "a"}, joinRoom, nats.ReconnectBufSize(-1))
 	b := newSite(t, ns.ClientURL(), cluster.Options{}, joinRoom, nats.ReconnectBufSize(-1))

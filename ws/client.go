@@ -40,9 +40,9 @@ type Client struct {
 	reconnects int
 	closeErr   error // why the Client closed
 
-	closing chan struct{} // closed by Close
-	done    chan struct{} // closed when the dialer has stopped
-	once    sync.Once
+	ctx    context.Context // the dialer's; Close cancels it
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the dialer has stopped
 }
 
 // ClientOptions configure NewClient. The zero value dials with the defaults
@@ -143,13 +143,13 @@ func NewClient(url string, opts ...ClientOptions) *Client {
 		o.DialTimeout = 10 * time.Second
 	}
 	c := &Client{
-		url:     url,
-		opts:    o,
-		ready:   make(chan struct{}),
-		closing: make(chan struct{}),
-		done:    make(chan struct{}),
+		url:   url,
+		opts:  o,
+		ready: make(chan struct{}),
+		done:  make(chan struct{}),
 	}
-	go c.run()
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	go c.run() // owned by the Client: Close ends it and waits for it
 	return c
 }
 
@@ -263,7 +263,7 @@ func (c *Client) Reconnects() int {
 // the connection does. Close waits for the Client's goroutine and returns
 // nil; it may be called more than once.
 func (c *Client) Close() error {
-	c.once.Do(func() { close(c.closing) })
+	c.cancel()
 	<-c.done
 	return nil
 }

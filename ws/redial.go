@@ -21,15 +21,7 @@ import (
 // ends, and dials again, until Close.
 func (c *Client) run() {
 	defer close(c.done)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { // owned by run: ends when run cancels ctx
-		select {
-		case <-c.closing:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx := c.ctx // ended by Close
 	failed := 0
 	first := true
 	for {

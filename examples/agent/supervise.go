@@ -42,8 +42,9 @@ type supervisor struct {
 	gaveUp   error
 	last     *os.ProcessState // of the last process that ended
 
-	closing chan struct{}
-	done    chan struct{} // closed when run has returned
+	closing   chan struct{}
+	closeOnce sync.Once
+	done      chan struct{} // closed when run has returned
 }
 
 // supervise starts the tool name and keeps it running until close.
@@ -166,11 +167,7 @@ func (s *supervisor) giveUp(err error) {
 // close stops supervising and closes the running tool, if any; it returns
 // the exit state of the last process.
 func (s *supervisor) close() (*os.ProcessState, error) {
-	select {
-	case <-s.closing:
-	default:
-		close(s.closing)
-	}
+	s.closeOnce.Do(func() { close(s.closing) })
 	<-s.done
 	s.mu.Lock()
 	t, last := s.cur, s.last

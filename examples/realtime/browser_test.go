@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/peerwire/jsonrpc/internal/testbin"
 )
 
 const installHint = "apt-get install -y chromium && (cd examples/realtime/e2e && npm ci)"
@@ -124,7 +126,7 @@ func TestBrowserReconnect(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	var stderr syncBuffer
+	var stderr testbin.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

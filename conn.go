@@ -30,3 +30,28 @@ type Conn interface {
 // without buffering it and stays usable; the Peer answers the sender with an
 // Invalid Request error and goes on reading.
 var ErrMessageTooLarge = errors.New("jsonrpc: message too large")
+
+// A Watcher is a Conn that can learn that its remote side has gone while
+// nobody reads it. A Peer pushes back on a remote side that sends
+// notifications faster than its handlers take them by not reading (see the
+// package doc), and a stream that is not read shows no close, reset or
+// missed keepalive: they wait behind the unread data. While its read loop
+// waits for room, a Peer also waits on Gone; once Gone is closed it calls
+// Read, which must then return at once with an error saying why (and end
+// the connection, as any Read error other than ErrMessageTooLarge does).
+//
+// ws.Conn implements it with its keepalive, which probes by writing while
+// the Conn is not read; stdio's Command with the child process's exit.
+type Watcher interface {
+	Gone() <-chan struct{}
+}
+
+// A Limiter is a Conn that carries messages up to a size, which its remote
+// side (configured alike) would refuse past. A Peer does not write a
+// message longer than MaxMessageSize bytes: Call, Notify and Batch fail at
+// once with an error wrapping ErrMessageTooLarge, and a handler's reply
+// that long is replaced by an Internal error reply. Zero or less means no
+// limit.
+type Limiter interface {
+	MaxMessageSize() int
+}

@@ -107,6 +107,12 @@ var (
 	// ErrInvalidParams is returned by Call, Notify and Batch when params do
 	// not marshal to a JSON object or array.
 	ErrInvalidParams = errors.New("jsonrpc: params must be a JSON object or array")
+
+	// ErrBatchTooLarge is wrapped by the error Batch fails with, at once
+	// and with nothing sent, for a batch longer than Options.MaxBatch: a
+	// remote side configured alike would refuse it whole with one error
+	// that names no call.
+	ErrBatchTooLarge = errors.New("jsonrpc: batch longer than MaxBatch")
 )
 
 // predefined errors, built once.

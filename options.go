@@ -21,7 +21,9 @@ type Options struct {
 
 	// OnConnect, if set, is called with the Peer before it reads its first
 	// message, so that what it sets up (a Group membership, say) is in
-	// place for the first request.
+	// place for the first request. It may call Close or Shutdown to refuse
+	// the connection: NewPeer (or Serve) then returns a Peer that has
+	// ended, having read nothing.
 	OnConnect func(*Peer)
 
 	// BaseContext is the context the Peer's handlers' contexts derive

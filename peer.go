@@ -87,11 +87,15 @@ var errLocalClose = errors.New("closed locally")
 //	p := jsonrpc.NewPeer(conn, jsonrpc.Options{Handler: mux}) // serving mux
 func NewPeer(conn Conn, opts ...Options) *Peer {
 	p := newPeer(conn, opts)
-	p.wg.Add(1)
-	p.readStarted.Store(true)
+	p.wg.Add(1) // the read loop's, from now: OnConnect may start goroutines
 	if p.opts.OnConnect != nil {
+		// Before the read loop counts as started: a Close or Shutdown
+		// from OnConnect (a server refusing the connection) must not wait
+		// for a read loop that only starts once OnConnect returns. It
+		// finds the Conn closed and stops at once.
 		p.opts.OnConnect(p)
 	}
+	p.readStarted.Store(true)
 	go p.readLoop()
 	return p
 }

@@ -134,30 +134,46 @@ func TestBatchElementErrors(t *testing.T) {
 }
 
 // TestBatchOfNotificationsDoesNotWait: the handlers block until the test
-// ends, yet Batch returns once the batch is written.
+// releases them, yet Batch returns once the batch is written. The batch's
+// notifications run in order, one at a time, as notifications sent alone
+// do (concurrently with Options.ConcurrentNotifications).
 func TestBatchOfNotificationsDoesNotWait(t *testing.T) {
-	release := make(chan struct{})
-	entered := make(chan struct{}, 2)
-	h := mux(t, map[string]HandlerFunc{"block": func(ctx context.Context, _ *Request) (any, error) {
-		entered <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-		return nil, nil
-	}})
-	a, _ := newPair(t, nil, h, nil, nil)
-	defer close(release)
-	start := time.Now()
-	err := a.Batch(testCtx(t, wait), []BatchElem{
-		{Method: "block", Notification: true},
-		{Method: "block", Notification: true},
-	})
-	if err != nil || time.Since(start) > time.Second {
-		t.Fatalf("Batch: %v after %v", err, time.Since(start))
-	}
-	for range 2 {
-		within(t, entered, "the notification handlers")
+	for _, concurrent := range []bool{false, true} {
+		t.Run(fmt.Sprint("concurrent=", concurrent), func(t *testing.T) {
+			release := make(chan struct{})
+			entered := make(chan struct{}, 2)
+			h := mux(t, map[string]HandlerFunc{"block": func(ctx context.Context, _ *Request) (any, error) {
+				entered <- struct{}{}
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return nil, nil
+			}})
+			a, _ := newPair(t, nil, h, nil, &Options{ConcurrentNotifications: concurrent})
+			start := time.Now()
+			err := a.Batch(testCtx(t, wait), []BatchElem{
+				{Method: "block", Notification: true},
+				{Method: "block", Notification: true},
+			})
+			if err != nil || time.Since(start) > time.Second {
+				t.Fatalf("Batch: %v after %v", err, time.Since(start))
+			}
+			within(t, entered, "the first notification handler")
+			if concurrent {
+				within(t, entered, "the second notification handler, while the first blocks")
+			} else {
+				select {
+				case <-entered:
+					t.Fatal("the second notification started before the first returned")
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			close(release)
+			if !concurrent {
+				within(t, entered, "the second notification handler")
+			}
+		})
 	}
 }
 

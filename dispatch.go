@@ -187,12 +187,13 @@ func (d *dispatcher) full(l *lane, size, slack int) bool {
 }
 
 // waitForChange waits until a job finishes or a handler parks, or for at
-// most max. The read loop calls it while it pushes back.
-func (d *dispatcher) waitForChange(max time.Duration) {
+// most max. The read loop calls it while it pushes back. It reports false
+// when the Conn says its remote side has gone (see Watcher).
+func (d *dispatcher) waitForChange(max time.Duration) bool {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		return
+		return true
 	}
 	if d.changed == nil {
 		d.changed = make(chan struct{})
@@ -205,7 +206,10 @@ func (d *dispatcher) waitForChange(max time.Duration) {
 	case <-ch:
 	case <-t.C:
 	case <-d.p.done:
+	case <-d.p.gone:
+		return false
 	}
+	return true
 }
 
 // signalChange wakes the read loop if it waits. Called with d.mu held.

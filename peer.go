@@ -54,8 +54,10 @@ type Peer struct {
 	nextID  atomic.Int64
 	pending pendingTable
 	inbound dispatcher
-	out     sendQueue // every message sent; its writer owns conn.Write
-	decoder decoder   // the read loop's
+	out     sendQueue       // every message sent; its writer owns conn.Write
+	decoder decoder         // the read loop's
+	gone    <-chan struct{} // the Conn's Watcher channel, or nil
+	maxMsg  int             // the Conn's Limiter size, or 0
 
 	wg          sync.WaitGroup // the read loop and every goroutine it or goOwned starts
 	readStarted atomic.Bool
@@ -134,6 +136,12 @@ func newPeer(conn Conn, opts []Options) *Peer {
 		done:     make(chan struct{}),
 	}
 	p.log = p.opts.Logger
+	if w, ok := conn.(Watcher); ok {
+		p.gone = w.Gone()
+	}
+	if l, ok := conn.(Limiter); ok {
+		p.maxMsg = l.MaxMessageSize()
+	}
 	if p.handler == nil {
 		p.handler = NewMux()
 	}

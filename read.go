@@ -102,36 +102,99 @@ func (p *Peer) route(data []byte) {
 
 // dispatch hands work (size bytes) to the dispatcher, or answers what it
 // cannot take. A call or batch that does not fit is refused at once. A
-// notification cannot be refused: the read loop waits for room, pushing
-// back on the sender through the transport, but only while nothing on this
-// side waits on the remote side (awaitsRemote), since a handler it waits
-// for could be waiting on that, and the remote side's read loop on us: a
-// cycle. Otherwise the notification is taken beyond the budget, up to
-// twice it, and past that the connection ends with ErrOverloaded. Nothing
-// is dropped.
+// notification cannot be refused: see admitNotes. The notifications of a
+// batch go with the notifications sent alone, in order, and its calls as
+// one batch of their own, answered in one array.
 func (p *Peer) dispatch(work []message, batch bool, size int) {
+	if batch {
+		p.dispatchBatch(work, size)
+		return
+	}
+	if work[0].req.IsNotification() && work[0].invalid == nil {
+		p.admitNotes(work, size+msgOverhead)
+		return
+	}
+	if !p.inbound.submit(work, false, size+msgOverhead, 1) {
+		p.overloaded(work, false)
+	}
+}
+
+// dispatchBatch splits an inbound batch (size bytes) into its
+// notifications, which run in the notifications lane in arrival order
+// like those sent alone, and its calls and invalid elements, which run as
+// one batch whose reply array holds their replies. The calls wait for the
+// notifications, those of the batch included, as calls sent alone do.
+func (p *Peer) dispatchBatch(work []message, size int) {
+	notes, calls := work, work[:0:0]
+	nNotes, notesSize := 0, 0
+	for _, m := range work {
+		if m.invalid == nil && m.req.IsNotification() {
+			nNotes++
+			notesSize += elemSize(m)
+		}
+	}
+	switch {
+	case nNotes == 0:
+		notes, calls = nil, work
+	case nNotes < len(work):
+		notes, calls = make([]message, 0, nNotes), make([]message, 0, len(work)-nNotes)
+		for _, m := range work {
+			if m.invalid == nil && m.req.IsNotification() {
+				notes = append(notes, m)
+			} else {
+				calls = append(calls, m)
+			}
+		}
+	}
+	switch {
+	case len(notes) == 0:
+	case p.inbound.orderedNotes(): // one job, its notifications in turn
+		p.admitNotes(notes, notesSize+msgOverhead*len(notes))
+	default: // Options.ConcurrentNotifications: a job each
+		for i := range notes {
+			p.admitNotes(notes[i:i+1], elemSize(notes[i])+msgOverhead)
+		}
+	}
+	if len(calls) > 0 {
+		callsSize := max(size-notesSize, 0) + msgOverhead*len(calls)
+		if !p.inbound.submit(calls, true, callsSize, 1) {
+			p.overloaded(calls, true)
+		}
+	}
+}
+
+// elemSize is about what a batch element took of its message's bytes.
+func elemSize(m message) int {
+	return len(m.req.Method) + len(m.req.Params) + len(m.req.ID.raw) + envelopeSize
+}
+
+// admitNotes queues notifications (one sent alone, or those of a batch, in
+// order), size bytes, in the notifications lane. They cannot be refused:
+// the read loop waits for room, pushing back on the sender through the
+// transport, but only while nothing on this side waits on the remote side
+// (awaitsRemote), since a handler it waits for could be waiting on that,
+// and the remote side's read loop on us: a cycle. Otherwise they are taken
+// beyond the budget, up to twice it, and past that the connection ends
+// with ErrOverloaded. While it waits, the read loop also watches the Conn
+// (Watcher), which may learn that the remote side has gone. Nothing is
+// dropped.
+func (p *Peer) admitNotes(notes []message, size int) {
 	d := &p.inbound
-	size += msgOverhead * len(work)
-	if d.submit(work, batch, size, 1) {
-		return
-	}
-	if batch || !work[0].req.IsNotification() || work[0].invalid != nil {
-		p.overloaded(work, batch)
-		return
-	}
-	for !d.submit(work, false, size, 1) {
+	for !d.submit(notes, false, size, 1) {
 		if d.draining() {
-			p.log.Debug("jsonrpc: shutting down, dropped a notification", "method", work[0].req.Method)
+			p.log.Debug("jsonrpc: shutting down, dropped notifications", "method", notes[0].req.Method, "count", len(notes))
 			return
 		}
 		if p.awaitsRemote() {
-			if !d.submit(work, false, size, 2) {
+			if !d.submit(notes, false, size, 2) {
 				p.end(fmt.Errorf("%w: notifications over twice the budget of %d bytes while a reply or a write was awaited",
 					ErrOverloaded, p.opts.MaxQueuedBytes))
 			}
 			return
 		}
-		d.waitForChange(pushBackPoll)
+		if !d.waitForChange(pushBackPoll) {
+			return // the Conn says the remote side has gone: Read says why
+		}
 	}
 }
 

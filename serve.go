@@ -13,7 +13,10 @@ func (p *Peer) runJob(j job) {
 	if j.batch {
 		reply = p.runBatch(j)
 	} else {
-		reply = p.serve(&j.tasks[0])
+		// One request, or the notifications of a batch, in order.
+		for i := range j.tasks {
+			reply = p.serve(&j.tasks[i])
+		}
 	}
 	if reply != nil {
 		p.reply(reply)

@@ -186,6 +186,30 @@ func (d *dispatcher) full(l *lane, size, slack int) bool {
 	return l.running >= l.max && len(l.q) >= maxMsgs || len(l.q)+d.parked >= maxMsgs
 }
 
+// charge counts n bytes of a batch's replies against the inbound budget,
+// and reports whether the budget still has room.
+func (d *dispatcher) charge(n int) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return true
+	}
+	d.bytes += n
+	return d.bytes < d.p.opts.MaxQueuedBytes
+}
+
+// uncharge gives back what charge counted, once the batch's reply is
+// queued for writing.
+func (d *dispatcher) uncharge(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return // close has reset the count
+	}
+	d.bytes -= n
+	d.signalChange()
+}
+
 // waitForChange waits until a job finishes or a handler parks, or for at
 // most max. The read loop calls it while it pushes back. It reports false
 // when the Conn says its remote side has gone (see Watcher).

@@ -29,6 +29,16 @@ import (
 // batch start no later than they would with a goroutine each, give or take
 // a tick per helper.
 
+// The replies of a batch count against the inbound budget
+// (Options.MaxQueuedBytes) from the moment each element's is made until the
+// batch's reply array is queued for writing: the batch is inbound work
+// still being served. An element that would start once the budget is full
+// is not run, and gets a CodeOverloaded error in the array, as a call
+// refused for want of room does; the first element always runs. So the
+// replies held by all the batches being served stay within the budget,
+// give or take the elements running when it fills, and no batch's reply
+// array outgrows it. Nothing waits for that room: an element only looks.
+
 // batchTick is how long the elements of an inbound batch may go without
 // one of them finishing before another helper joins.
 const batchTick = 100 * time.Microsecond
@@ -41,6 +51,8 @@ type inBatch struct {
 
 	next     atomic.Int32 // index of the next element to start
 	finished atomic.Int32 // elements done
+	charged  atomic.Int64 // bytes of replies counted against the inbound budget
+	full     atomic.Bool  // the inbound budget was full at the last charge
 
 	mu      sync.Mutex
 	g       errgroup.Group // the helpers
@@ -51,8 +63,10 @@ type inBatch struct {
 }
 
 // runBatch serves the elements of an inbound batch and returns the reply
-// array (nil when every element was a notification).
-func (p *Peer) runBatch(j job) *msgBuf {
+// array (nil when every element was a notification), and the bytes it
+// counted against the inbound budget, which the caller gives back once the
+// reply is queued.
+func (p *Peer) runBatch(j job) (*msgBuf, int) {
 	b := &inBatch{p: p, tasks: j.tasks, replies: make([]*msgBuf, len(j.tasks))}
 	if len(j.tasks) > 1 && p.opts.BatchConcurrency > 1 {
 		b.g.SetLimit(p.opts.BatchConcurrency - 1)
@@ -76,7 +90,7 @@ func (p *Peer) runBatch(j job) *msgBuf {
 			d.acquire(true)
 		}
 	}
-	return b.collect()
+	return b.collect(), int(b.charged.Load())
 }
 
 // work serves elements until none is left to start.
@@ -86,9 +100,35 @@ func (b *inBatch) work() {
 		if i >= len(b.tasks) {
 			return
 		}
-		b.replies[i] = b.p.serve(&b.tasks[i])
-		b.finished.Add(1)
+		b.element(i)
 	}
+}
+
+// element serves element i, or refuses it when the batch's replies have
+// filled the inbound budget, and counts its reply against the budget.
+func (b *inBatch) element(i int) {
+	t := &b.tasks[i]
+	var r *msgBuf
+	if b.full.Load() && t.msg.invalid == nil {
+		b.p.inbound.done(t)
+		r = errorReply(t.msg.req.ID, errBatchOverBudget())
+	} else {
+		r = b.p.serve(t)
+	}
+	b.replies[i] = r
+	if r != nil {
+		b.charged.Add(int64(len(r.b)))
+		if !b.p.inbound.charge(len(r.b)) {
+			b.full.Store(true)
+		}
+	}
+	b.finished.Add(1)
+}
+
+// errBatchOverBudget is the error of a batch element not run because the
+// replies of the batches being served filled the inbound budget.
+func errBatchOverBudget() *Error {
+	return &Error{Code: CodeOverloaded, Message: "Server overloaded", Data: []byte(`"batch replies over the inbound budget"`)}
 }
 
 // help is a helper's work: in a slot of its own, taken before it takes an
@@ -102,8 +142,7 @@ func (b *inBatch) help() error {
 			d.release()
 			return nil
 		}
-		b.replies[i] = b.p.serve(&b.tasks[i])
-		b.finished.Add(1)
+		b.element(i)
 		d.release()
 	}
 	return nil

@@ -10,8 +10,9 @@ import (
 // rather than hold replies beyond Options.MaxOutboundBytes.
 func (p *Peer) runJob(j job) {
 	var reply *msgBuf
+	charged := 0
 	if j.batch {
-		reply = p.runBatch(j)
+		reply, charged = p.runBatch(j)
 	} else {
 		// One request, or the notifications of a batch, in order.
 		for i := range j.tasks {
@@ -20,6 +21,9 @@ func (p *Peer) runJob(j job) {
 	}
 	if reply != nil {
 		p.reply(reply)
+	}
+	if charged > 0 {
+		p.inbound.uncharge(charged)
 	}
 }
 

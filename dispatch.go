@@ -343,7 +343,9 @@ func (d *dispatcher) run(l *lane, j job) {
 				break
 			}
 		}
-		if len(l.q) == 0 || d.closed || d.slotWanted(l) {
+		if len(l.q) == 0 || d.closed || d.slotWanted(l) || l.running > l.max {
+			// (Over max: a handler took its slot back on credit; see
+			// unpark. This one goes, and the lane gets back under.)
 			d.releaseSlot(l)
 			d.mu.Unlock()
 			return

@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Slots of the calls lane. A goroutine runs a call handler only while it
 // holds one of the lane's MaxConcurrent slots:
@@ -33,7 +36,7 @@ func (d *dispatcher) slotWanted(l *lane) bool {
 // else to the lane, where a queued job may start on it. Called with d.mu
 // held.
 func (d *dispatcher) releaseSlot(l *lane) {
-	if l == &d.calls && !d.closed {
+	if l == &d.calls && !d.closed && l.running <= l.max { // over: credit to repay
 		var w chan struct{}
 		switch {
 		case len(d.urgent) > 0:
@@ -54,7 +57,12 @@ func (d *dispatcher) releaseSlot(l *lane) {
 
 // acquire waits for a slot of the calls lane. urgent puts the caller ahead
 // of batch elements. Once the connection has ended it takes one at once.
-func (d *dispatcher) acquire(urgent bool) {
+func (d *dispatcher) acquire(urgent bool) { d.acquireCtx(nil, urgent) }
+
+// acquireCtx is acquire, but when ctx (if not nil) ends first it takes the
+// slot on credit: the lane counts it at once, over MaxConcurrent if need
+// be, and starts no queued job until it is back under (see unpark).
+func (d *dispatcher) acquireCtx(ctx context.Context, urgent bool) {
 	l := &d.calls
 	d.mu.Lock()
 	if d.closed || l.running < l.max && !d.slotWanted(l) {
@@ -75,7 +83,32 @@ func (d *dispatcher) acquire(urgent bool) {
 		}
 	}
 	d.mu.Unlock()
-	<-w // closed by releaseSlot, or by close (which counts the slot)
+	var done <-chan struct{}
+	if ctx != nil {
+		done = ctx.Done()
+	}
+	select {
+	case <-w: // closed by releaseSlot, or by close (which counts the slot)
+	case <-done:
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.withdrawWaiter(w) {
+			l.running++ // on credit
+		}
+	}
+}
+
+// withdrawWaiter takes w out of the queues of handlers waiting for a slot.
+// It reports false if w was no longer there: the slot was handed over.
+// Called with d.mu held.
+func (d *dispatcher) withdrawWaiter(w chan struct{}) bool {
+	for _, q := range []*[]chan struct{}{&d.urgent, &d.elems} {
+		if i := slices.Index(*q, w); i >= 0 {
+			*q = slices.Delete(*q, i, i+1)
+			return true
+		}
+	}
+	return false
 }
 
 // release gives back a slot taken with acquire.
@@ -112,11 +145,19 @@ func (d *dispatcher) park(ctx context.Context) (unpark func()) {
 		}
 		d.signalChange()
 	}
-	return func() { d.unpark(h) }
+	return func() { d.unpark(ctx, h) }
 }
 
-// unpark ends one park of h's.
-func (d *dispatcher) unpark(h *handlerCtx) {
+// unpark ends one park of h's, made for a Call or Batch with ctx. The
+// handler takes its slot back before it goes on, so that MaxConcurrent
+// holds; but ctx bounds the Call, so when it ends while every slot is
+// taken, the handler goes on at once with its slot taken on credit: it
+// counts against MaxConcurrent again from then, over it if need be, and no
+// queued job starts until enough handlers have finished to bring the lane
+// back under it. (Waiting for the slot past ctx's end would break the
+// promise that ctx bounds the Call; this breaks MaxConcurrent only for
+// handlers already running, never by starting one.)
+func (d *dispatcher) unpark(ctx context.Context, h *handlerCtx) {
 	d.mu.Lock()
 	h.parks--
 	if h.parks > 0 || h.l != &d.calls {
@@ -128,5 +169,5 @@ func (d *dispatcher) unpark(h *handlerCtx) {
 	}
 	d.parked--
 	d.mu.Unlock()
-	d.acquire(true)
+	d.acquireCtx(ctx, true)
 }

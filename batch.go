@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -48,6 +49,9 @@ var ErrEmptyBatch = errors.New("jsonrpc: empty batch")
 func (p *Peer) Batch(ctx context.Context, elems []BatchElem) error {
 	if len(elems) == 0 {
 		return ErrEmptyBatch
+	}
+	if len(elems) > p.opts.MaxBatch {
+		return fmt.Errorf("%w: %d elements, the limit is %d", ErrBatchTooLarge, len(elems), p.opts.MaxBatch)
 	}
 	b := &outBatch{p: p, elems: elems, ids: p.newIDs(elems)}
 	if len(p.opts.Interceptors) == 0 {

@@ -224,7 +224,8 @@ type expected struct {
 // expectReplies works out the replies to data from how decodeMessage
 // classifies it (FuzzDecode checks that against encoding/json): a call or
 // an invalid element is answered under its id (null when it has none), a
-// valid notification or a response is not; a batch over the default
+// valid notification or a response is not (an error response with id null
+// is the waiting call's); a batch over the default
 // MaxBatch gets one error with id null and none of it is used.
 func expectReplies(data []byte, pending ID) expected {
 	msgs, batch := decodeMessage(data)
@@ -237,6 +238,10 @@ func expectReplies(data []byte, pending ID) expected {
 		switch {
 		case m.resp != nil:
 			if m.resp.ID == pending && want.resp == nil { // valid or not: it ends the call
+				want.resp = m.resp
+			}
+			// An error naming no call goes to the one call waiting.
+			if m.resp.ID.IsNull() && m.resp.Error != nil && want.resp == nil {
 				want.resp = m.resp
 			}
 		case m.invalid != nil:

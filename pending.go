@@ -162,6 +162,29 @@ func (t *pendingTable) deliver(r *response) int {
 	return replyStray
 }
 
+// deliverUnattributed hands r, a reply with id null (the remote side could
+// not read the id of a request of ours), to the calls waiting if they all
+// went out in one message: one call, or the calls of one batch. It
+// returns how many it reached: none when calls from several messages wait,
+// since nothing says which one r answers.
+func (t *pendingTable) deliverUnattributed(r *response) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var g *replyGroup
+	for _, w := range t.calls {
+		if w.g == nil && len(t.calls) > 1 || g != nil && w.g != g {
+			return 0
+		}
+		g = w.g
+	}
+	n := len(t.calls)
+	for id, w := range t.calls {
+		delete(t.calls, id)
+		w.outcome(r)
+	}
+	return n
+}
+
 // forget removes a call whose caller stopped waiting. It reports whether the
 // call was still pending, that is whether no outcome has been delivered.
 func (t *pendingTable) forget(id ID) bool {

@@ -222,6 +222,16 @@ func (p *Peer) receive(m message) {
 		p.log.Warn("jsonrpc: dropped a malformed response", "why", m.invalid.Message)
 		return
 	}
+	if m.resp.ID.IsNull() {
+		// An error naming no call: the remote side could not read a
+		// request of ours (a parse error, a message or batch too long).
+		if m.resp.Error != nil && p.pending.deliverUnattributed(m.resp) > 0 {
+			return
+		}
+		p.log.Warn("jsonrpc: dropped an error reply with id null: calls from several messages wait, and it names none of them",
+			"error", m.resp.Error)
+		return
+	}
 	// A malformed reply to a pending call fails that call at once, with
 	// what was received (response.invalid).
 	switch p.pending.deliver(m.resp) {

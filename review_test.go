@@ -301,7 +301,7 @@ func TestOversizeMessageFailsAtSender(t *testing.T) {
 	if code := errorCode(t, err); code != CodeInternalError {
 		t.Errorf("a reply over the limit came back as %v, want an Internal error", err)
 	}
-	var s string
+	var s []string
 	if err := client.Call(ctx, "echo", []string{"ok"}, &s); err != nil {
 		t.Errorf("the connection is not usable after the refusals: %v", err)
 	}

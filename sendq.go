@@ -72,6 +72,9 @@ func (s *sendQueue) init(p *Peer) {
 // true, the returned message's written channel will get the outcome. If buf
 // is not nil, data is buf's, and buf is freed once data is written.
 func (s *sendQueue) enqueue(ctx context.Context, data []byte, buf *msgBuf, written bool) (*outMsg, error) {
+	if err := s.p.checkSize(len(data)); err != nil {
+		return nil, err
+	}
 	m := &outMsg{data: data, buf: buf}
 	if written {
 		m.written = make(chan struct{})
@@ -115,6 +118,9 @@ func (s *sendQueue) enqueue(ctx context.Context, data []byte, buf *msgBuf, writt
 // end, and queues it otherwise, as enqueue does. A nil ctx is one that
 // never ends. The returned message is nil when data was written in place.
 func (s *sendQueue) send(ctx context.Context, data []byte, buf *msgBuf, written bool) (*outMsg, error) {
+	if err := s.p.checkSize(len(data)); err != nil {
+		return nil, err
+	}
 	if ctx == nil || ctx.Done() == nil {
 		if ok, err := s.direct(data, buf); ok {
 			return nil, err
@@ -391,6 +397,16 @@ func (s *sendQueue) close(err error) {
 		close(s.flushed)
 		s.flushed = nil
 	}
+}
+
+// checkSize refuses a message of n bytes that the Conn's Limiter says is
+// too long: the remote side would refuse it with an error naming no call,
+// so the caller is told at once instead.
+func (p *Peer) checkSize(n int) error {
+	if p.maxMsg > 0 && n > p.maxMsg {
+		return fmt.Errorf("%w: %d bytes to send, over the connection's limit of %d", ErrMessageTooLarge, n, p.maxMsg)
+	}
+	return nil
 }
 
 // writeConn writes one message to the Conn, within Options.WriteTimeout.

@@ -20,11 +20,42 @@ func (p *Peer) runJob(j job) {
 		}
 	}
 	if reply != nil {
+		if p.checkSize(len(reply.b)) != nil {
+			reply = p.tooLargeReply(j, reply)
+		}
 		p.reply(reply)
 	}
 	if charged > 0 {
 		p.inbound.uncharge(charged)
 	}
+}
+
+// tooLargeReply replaces a reply longer than the Conn carries: each call
+// of j gets an Internal error instead of its outcome, which the remote
+// side could not have read.
+func (p *Peer) tooLargeReply(j job, reply *msgBuf) *msgBuf {
+	p.log.Error("jsonrpc: a reply is longer than the connection carries; sending Internal errors instead",
+		"bytes", len(reply.b), "limit", p.maxMsg)
+	reply.free()
+	e := errInternal()
+	e.Data = appendQuote(nil, "reply too large")
+	out := newMsgBuf()
+	if j.batch {
+		out.b = append(out.b, '[')
+	}
+	for _, t := range j.tasks {
+		if t.msg.invalid == nil && t.msg.req.IsNotification() {
+			continue
+		}
+		if len(out.b) > 1 {
+			out.b = append(out.b, ',')
+		}
+		out.b = appendErrorResponse(out.b, t.msg.req.ID, e)
+	}
+	if j.batch {
+		out.b = append(out.b, ']')
+	}
+	return out
 }
 
 // reply queues a handler's reply, waiting for room until the connection

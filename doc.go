@@ -26,14 +26,15 @@
 //     at once, batch elements included; more wait in a queue bounded by
 //     Options.MaxQueued and Options.MaxQueuedBytes, and a call that finds
 //     it full is answered at once with CodeOverloaded.
-//   - Inbound notifications run one at a time in arrival order, and a call
-//     starts only once the notifications that arrived before it have been
-//     handled (LSP relies on both: a hover after a run of didChange sees
+//   - Inbound notifications run one at a time in arrival order, whether
+//     they come alone or in a batch, and a call starts only once the
+//     notifications that arrived before it (those of its own batch
+//     included) have been handled (LSP relies on both: a hover after a run of didChange sees
 //     every change), unless Options.ConcurrentNotifications. A
 //     notification handler that waits for a reply of its own lets the
 //     calls behind it start, since the other side may need one of them to
 //     answer.
-//   - The elements of an inbound batch are served in turn by the goroutine
+//   - The calls of an inbound batch are served in turn by the goroutine
 //     that took the batch, which costs no goroutine per element. Whenever
 //     100 µs pass without an element finishing while others wait to start,
 //     a helper joins, up to Options.BatchConcurrency elements at once,
@@ -51,14 +52,34 @@
 //   - Call, Notify and Batch honour their ctx to the end: a message still
 //     queued when it ends is never sent, and the caller never waits for a
 //     write in progress.
-//   - A handler may call Close or Shutdown; it must not call Wait.
+//   - A handler may call Close or Shutdown; it must not call Wait. So may
+//     Options.OnConnect, to refuse the connection.
+//   - A handler's Call or Batch on its own Peer gives its slot back while
+//     it waits and takes one back before it returns; when its ctx ends and
+//     no slot is free, it returns at once and the handler goes on with its
+//     slot taken on credit (counted at once, over MaxConcurrent if need
+//     be; no queued call starts until the lane is back under it).
 //
 // # Flow control, and why it cannot deadlock
 //
 // Memory is bounded in bytes on both paths. Inbound requests waiting or
-// running are bounded by Options.MaxQueuedBytes (and calls by MaxQueued);
-// outbound messages not yet written by Options.MaxOutboundBytes. One
-// goroutine, the writer, owns the Conn's Write; everything else queues.
+// running, and the replies of inbound batches being served, are bounded by
+// Options.MaxQueuedBytes (and calls by MaxQueued); outbound messages not
+// yet written by Options.MaxOutboundBytes. One goroutine, the writer, owns
+// the Conn's Write; everything else queues. Every path that holds bytes has
+// its budget:
+//
+//   - a request read: MaxQueuedBytes (calls and batches refused past it;
+//     notifications, alone or in a batch, pushed back, or taken up to twice
+//     it while pushing back could deadlock, then the connection ends);
+//   - a batch's element replies, until its array is queued: MaxQueuedBytes
+//     (elements that would start past it get CodeOverloaded unrun);
+//   - a message queued for writing: MaxOutboundBytes (a single message
+//     larger than it goes alone; none larger than the Conn's Limiter);
+//   - the read loop's own refusals and cancel notifications: 1 MiB, past
+//     which the connection ends with ErrSlowConsumer;
+//   - a Group member's broadcasts: Group.MaxQueue;
+//   - the message being read: the transport's MaxMessageSize.
 //
 // Bounded queues, back-pressure and handlers that write can make a cycle
 // between two Peers: A's read loop waits for room, which waits for A's
@@ -71,10 +92,14 @@
 //     in the outbound queue or for a write. It re-checks that at least
 //     every 10 ms and when a handler parks; when it no longer holds, the
 //     read loop reads on, taking notifications beyond the budget up to
-//     twice it, and past that ends the connection (ErrOverloaded). It never
-//     waits to write (its own replies have a small budget of their own,
-//     past which the connection ends with ErrSlowConsumer), never waits for
-//     a handler slot, and never runs user code.
+//     twice it, and past that ends the connection (ErrOverloaded). While
+//     it waits for room it also waits on the Conn's Gone channel (see
+//     Watcher), so a remote side that goes away then is still noticed. It
+//     never waits to write (its own replies have a small budget of their
+//     own, past which the connection ends with ErrSlowConsumer), never
+//     waits for a handler slot, and never runs user code. The
+//     notifications of a batch take this path as one sent alone does; its
+//     calls are refused or taken at once.
 //   - The writer waits only for the Conn (the remote side's reading), and
 //     for nothing when the queue is empty. A caller with no ctx to honour
 //     (a handler's reply, a call with a ctx that never ends) writes in the
@@ -86,6 +111,10 @@
 //     that have a ctx leave when it ends.
 //   - A handler waiting for a slot (after a reply, or a batch element)
 //     waits for a handler that holds one: in user code, or queuing a reply.
+//     One that takes its slot back after a Call leaves when that Call's
+//     ctx ends, on credit.
+//   - A batch element that finds the inbound budget full waits for
+//     nothing: it is answered CodeOverloaded without running.
 //   - A runner serving an inbound batch waits for its helpers only once it
 //     has no element left to start, and only after giving its slot back;
 //     the timer that adds helpers waits for nothing but the batch's own

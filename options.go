@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// Options configure a Peer. The zero value, and a nil *Options, give the
-// defaults each field documents.
+// Options configure a Peer: NewPeer and Serve take at most one Options
+// value, and the zero value (or none) gives the defaults each field
+// documents.
 //
 // Every limit and timeout follows one convention: zero means the default
 // the field documents, and a negative value turns the limit or the timeout
@@ -41,24 +42,31 @@ type Options struct {
 	// MaxConcurrent bounds the call handlers that run at once, the
 	// elements of inbound batches included; a handler waiting for the
 	// reply to a Call or Batch it made on its own Peer (with its ctx) does
-	// not count while it waits. Default: 64, which suits I/O-bound
-	// handlers.
+	// not count while it waits, and takes a slot back before that Call
+	// returns. When the Call's ctx ends while no slot is free, the Call
+	// returns at once all the same and the handler goes on with its slot
+	// on credit: it counts at once, over the limit if need be, and no
+	// queued call starts until the lane is back under it. Default: 64,
+	// which suits I/O-bound handlers.
 	MaxConcurrent int
 
 	// MaxQueued bounds the inbound calls and batches waiting for a handler,
 	// and the handlers waiting for the reply to a Call they made on their
 	// own Peer. MaxQueuedBytes bounds the bytes of the inbound requests
 	// waiting or being handled, notifications included, each charged its
-	// size plus 256 bytes. A call or batch that does not fit is answered at
-	// once with a CodeOverloaded error. A notification that does not fit
-	// makes the read loop wait for room, pushing back on the sender through
-	// the transport, unless something on this side waits on the remote
-	// side (a reply, room to write, or a write), which could deadlock the
-	// two (see the package doc); then it is taken beyond the budget, up to
-	// twice it, and past that the connection ends with a cause wrapping
-	// ErrOverloaded. Notifications are never dropped. A single message
-	// larger than MaxQueuedBytes is taken when nothing else is held.
-	// Defaults: 4096 calls, 4 MiB.
+	// size plus 256 bytes, and of the replies of inbound batches until
+	// each batch's reply array is queued. A call or batch that does not
+	// fit is answered at once with a CodeOverloaded error, and so is a
+	// batch element that would start once the budget is full (the first
+	// element of a batch always runs). A notification that does not fit,
+	// alone or in a batch, makes the read loop wait for room, pushing back
+	// on the sender through the transport, unless something on this side
+	// waits on the remote side (a reply, room to write, or a write), which
+	// could deadlock the two (see the package doc); then it is taken
+	// beyond the budget, up to twice it, and past that the connection ends
+	// with a cause wrapping ErrOverloaded. Notifications are never
+	// dropped. A single message larger than MaxQueuedBytes is taken when
+	// nothing else is held. Defaults: 4096 calls, 4 MiB.
 	MaxQueued      int
 	MaxQueuedBytes int
 
@@ -76,7 +84,9 @@ type Options struct {
 
 	// MaxBatch bounds the number of elements in an inbound batch; a longer
 	// batch is answered with a single Invalid Request error (id null) and
-	// none of it runs. Default: 1000. A negative value means no limit.
+	// none of it runs. It bounds outgoing batches too, since a remote side
+	// configured alike would refuse them so: Batch fails at once with
+	// ErrBatchTooLarge. Default: 1000. A negative value means no limit.
 	MaxBatch int
 
 	// BatchConcurrency bounds the elements of one inbound batch whose

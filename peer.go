@@ -26,9 +26,10 @@ import (
 //     goroutine that took the batch; when handlers block, helpers join, up
 //     to Options.BatchConcurrency elements at once, each in a slot of its
 //     own, and one reply array is written when all are done.
-//   - Inbound notifications run one at a time, in arrival order, and a call
-//     does not start before the notifications that arrived ahead of it are
-//     done (unless Options.ConcurrentNotifications; see the package doc).
+//   - Inbound notifications run one at a time, in arrival order, whether
+//     alone or in a batch, and a call does not start before the
+//     notifications that arrived ahead of it are done (unless
+//     Options.ConcurrentNotifications; see the package doc).
 //   - Replies to the Peer's own calls are routed by the read loop the moment
 //     they arrive: it never runs user code and never waits for a handler
 //     slot, so a handler may call back the remote side (even with every slot
@@ -362,6 +363,13 @@ func (p *Peer) newID() ID { return ID{raw: strconv.FormatInt(p.nextID.Add(1), 10
 // ctx ends or the connection ends. An error reply is returned as an *Error.
 // When ctx ends first, the call is forgotten (a late reply is dropped) and a
 // cancel notification is sent in Options.Cancel's dialect, if set.
+//
+// A request longer than the Conn carries (see Limiter) fails at once with
+// ErrMessageTooLarge. An error reply with id null (the remote side could
+// not read a request's id: a parse error, a message too long) fails the
+// waiting calls when they all went out in one message, this call alone or
+// one Batch; while calls from several messages wait, it names none of
+// them, and is logged and dropped.
 //
 // A handler calling its own Peer with its ctx (or one derived from it) gives
 // up its handler slot while it waits for the reply, so that the remote side

@@ -432,7 +432,6 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf) (*response, er
 	case resp = <-ch:
 	case <-ctx.Done():
 		if p.pending.forget(id) {
-			p.pending.release(ch)
 			if !p.out.withdraw(m) { // it went out: tell the other side
 				p.sendCancel(id)
 			}
@@ -440,7 +439,6 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf) (*response, er
 		}
 		resp = <-ch // the outcome won the race
 	}
-	p.pending.release(ch)
 	return p.delivered(resp)
 }
 

@@ -78,7 +78,10 @@ func (t *pendingTable) len() int {
 // with that error once the table is closed, and with ErrTooManyPending
 // while max calls are pending.
 func (t *pendingTable) add(id ID) (chan *response, error) {
-	ch := replyChans.Get().(chan *response)
+	// A channel of its own, not a pooled one: a channel belongs to the
+	// testing/synctest bubble that made it, and one reused outside it (a
+	// Peer in the next test) is a fatal error.
+	ch := make(chan *response, 1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed != nil {
@@ -127,15 +130,6 @@ func (t *pendingTable) addGroup(ids []ID) (*replyGroup, error) {
 	}
 	return g, nil
 }
-
-// replyChans recycles the channels calls wait on: one is used for one
-// outcome, so once that outcome has been received, or once forget has taken
-// the call out before any outcome, nothing will send on it again.
-var replyChans = sync.Pool{New: func() any { return make(chan *response, 1) }}
-
-// release gives back a call's channel once it is known to be empty for
-// good: its one outcome was received, or forget reported it never came.
-func (t *pendingTable) release(ch chan *response) { replyChans.Put(ch) }
 
 // Outcomes of deliver.
 const (

@@ -222,13 +222,13 @@ func (p *Peer) receive(m message) {
 		p.log.Warn("jsonrpc: dropped a malformed response", "why", m.invalid.Message)
 		return
 	}
-	if m.resp.ID.IsNull() {
+	if m.resp.ID.IsNull() && m.resp.Error != nil {
 		// An error naming no call: the remote side could not read a
 		// request of ours (a parse error, a message or batch too long).
-		if m.resp.Error != nil && p.pending.deliverUnattributed(m.resp) > 0 {
+		if p.pending.deliverUnattributed(m.resp) > 0 {
 			return
 		}
-		p.log.Warn("jsonrpc: dropped an error reply with id null: calls from several messages wait, and it names none of them",
+		p.log.Warn("jsonrpc: dropped an error reply with id null: it names no call, and no one message of ours awaits a reply alone",
 			"error", m.resp.Error)
 		return
 	}

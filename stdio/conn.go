@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"reflect"
@@ -43,15 +44,17 @@ func (f Framing) String() string {
 }
 
 // DefaultMaxMessageSize is the cap on an incoming message's size used when
-// Options.MaxMessageSize is zero or negative: 32 MiB, the ws transport's cap
-// too.
+// Options.MaxMessageSize is zero: 32 MiB, the ws transport's cap too.
 const DefaultMaxMessageSize = msgsize.Default
 
 // DefaultGracePeriod is how long Close waits for a child process started by
 // Command to exit on its own when Options.GracePeriod is zero.
 const DefaultGracePeriod = 2 * time.Second
 
-// Options configures a Conn. A nil *Options means all defaults.
+// Options configures a Conn. NewConn, Stdio and Command take at most one;
+// none, like the zero Options, means all defaults. As everywhere in this
+// module, a zero field means its default and a negative limit or timeout
+// turns it off.
 type Options struct {
 	// Framing selects how messages are delimited. The zero value is Header;
 	// a value other than Header or Line makes NewConn, Stdio and Command
@@ -60,8 +63,9 @@ type Options struct {
 
 	// MaxMessageSize caps the size in bytes of an incoming message. A
 	// larger message is skipped without being buffered and Read returns an
-	// error wrapping jsonrpc.ErrMessageTooLarge. Zero or negative means
-	// DefaultMaxMessageSize.
+	// error wrapping jsonrpc.ErrMessageTooLarge. Zero means
+	// DefaultMaxMessageSize; a negative value means no cap, so that a
+	// message of any size is read whole into memory.
 	MaxMessageSize int64
 
 	// GracePeriod is used only by Conns made by Command: it is how long
@@ -70,6 +74,10 @@ type Options struct {
 	// child at once.
 	GracePeriod time.Duration
 }
+
+// noLimit is the cap of a Conn whose Options.MaxMessageSize is negative: no
+// message is that long.
+const noLimit = math.MaxInt64
 
 // readBufferSize is the size of the bufio.Reader in front of the stream. It
 // also bounds how many bytes are buffered while looking for a line's end.
@@ -160,7 +168,7 @@ func Stdio(opts ...Options) *Conn {
 	return c
 }
 
-// oneOf returns the one Options given, or nil for none.
+// oneOf returns a pointer to the one Options given, or nil for none.
 func oneOf(opts []Options) *Options {
 	switch len(opts) {
 	case 0:
@@ -179,8 +187,11 @@ func newConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	if o.Framing != Header && o.Framing != Line {
 		panic(fmt.Sprintf("stdio: invalid framing %v", o.Framing))
 	}
-	if o.MaxMessageSize <= 0 {
+	switch {
+	case o.MaxMessageSize == 0:
 		o.MaxMessageSize = DefaultMaxMessageSize
+	case o.MaxMessageSize < 0:
+		o.MaxMessageSize = noLimit
 	}
 	return &Conn{
 		framing:   o.Framing,

@@ -117,7 +117,10 @@ type Conn struct {
 	proc *process // non-nil for Conns made by Command
 }
 
-var _ jsonrpc.Conn = (*Conn)(nil)
+var (
+	_ jsonrpc.Conn    = (*Conn)(nil)
+	_ jsonrpc.Limiter = (*Conn)(nil)
+)
 
 // NewConn returns a Conn that reads messages from r and writes them to w.
 // Close closes r and w if they implement io.Closer, each once (once in all
@@ -281,6 +284,18 @@ func (c *Conn) Write(msg []byte) error {
 		return fmt.Errorf("stdio: write: %w", err)
 	}
 	return nil
+}
+
+// MaxMessageSize returns the cap on an incoming message that the Conn reads
+// with (Options.MaxMessageSize, or its default), or 0 if it has none. It
+// implements jsonrpc.Limiter: a remote side configured alike refuses a
+// message longer than that, so a Peer on the Conn does not send one. A cap
+// beyond the range of an int is returned as the largest int.
+func (c *Conn) MaxMessageSize() int {
+	if c.max == noLimit {
+		return 0
+	}
+	return int(min(c.max, math.MaxInt))
 }
 
 // writeFrame writes b to the underlying writer, through the pump if any.

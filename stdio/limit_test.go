@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"testing"
 
 	"github.com/peerwire/jsonrpc"
 )
+
+var _ jsonrpc.Limiter = (*Conn)(nil)
 
 // framed returns msg framed for f, as a remote would send it.
 func framed(f Framing, msg []byte) []byte {
@@ -43,5 +46,27 @@ func TestNegativeMaxMessageSizeMeansNoLimit(t *testing.T) {
 				t.Errorf("Read with the default limit = %v, want ErrMessageTooLarge", err)
 			}
 		})
+	}
+}
+
+// TestMaxMessageSizeIsTheReadLimit: the Conn tells a Peer, through
+// jsonrpc.Limiter, the limit it reads with, which a remote configured alike
+// applies to what we write; zero for no limit.
+func TestMaxMessageSizeIsTheReadLimit(t *testing.T) {
+	tests := []struct {
+		set  int64
+		want int
+	}{
+		{0, DefaultMaxMessageSize},
+		{1000, 1000},
+		{-1, 0},
+		{math.MinInt64, 0},
+		{math.MaxInt32, math.MaxInt32},
+	}
+	for _, tt := range tests {
+		c := NewConn(nil, nil, Options{MaxMessageSize: tt.set})
+		if got := c.MaxMessageSize(); got != tt.want {
+			t.Errorf("MaxMessageSize with Options.MaxMessageSize %d = %d, want %d", tt.set, got, tt.want)
+		}
 	}
 }

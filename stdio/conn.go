@@ -48,7 +48,8 @@ func (f Framing) String() string {
 const DefaultMaxMessageSize = msgsize.Default
 
 // DefaultGracePeriod is how long Close waits for a child process started by
-// Command to exit on its own when Options.GracePeriod is zero.
+// Command to exit on its own, and then to exit on SIGTERM, when
+// Options.GracePeriod is zero.
 const DefaultGracePeriod = 2 * time.Second
 
 // Options configures a Conn. NewConn, Stdio and Command take at most one;
@@ -69,9 +70,10 @@ type Options struct {
 	MaxMessageSize int64
 
 	// GracePeriod is used only by Conns made by Command: it is how long
-	// Close waits for the child to exit after closing its stdin before
-	// killing it. Zero means DefaultGracePeriod; a negative value kills the
-	// child at once.
+	// Close waits for the child (and its process group) to end after
+	// closing its stdin before it sends SIGTERM, and again after SIGTERM
+	// before it sends SIGKILL (see Command). Zero means DefaultGracePeriod;
+	// a negative value kills the child at once.
 	GracePeriod time.Duration
 }
 

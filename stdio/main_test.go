@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,8 +39,15 @@ func runChild(mode string) int {
 	case "close-from-handler":
 		return closeFromHandler()
 	case "ignore-stdin":
-		// Never reads stdin; the parent must kill it. The sleep bounds
-		// the child's life should the parent fail to.
+		// Never reads stdin; the parent must signal it (SIGTERM ends it).
+		// The sleep bounds the child's life should the parent fail to.
+		time.Sleep(time.Minute)
+		return 0
+	case "ignore-term":
+		// Ignores stdin and SIGTERM, and says so on stdout (Line framing)
+		// once SIGTERM is ignored: only SIGKILL ends it.
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println(`{"ready":true}`)
 		time.Sleep(time.Minute)
 		return 0
 	}

@@ -39,12 +39,29 @@ func (p *process) endOfOutput() error {
 	select {
 	case <-p.exited:
 		if p.waitErr != nil {
-			return fmt.Errorf("stdio: child process ended: %w", p.waitErr)
+			return p.failure()
 		}
 	case <-t.C:
 	}
 	return io.EOF
 }
+
+// exitError is what Read returns once the child has exited, whatever its
+// output still holds: its failure, or errExited, which a Peer takes for a
+// clean end as it does io.EOF at the end of the output.
+func (p *process) exitError() error {
+	if p.waitErr != nil {
+		return p.failure()
+	}
+	return errExited
+}
+
+// failure wraps the child's failed exit.
+func (p *process) failure() error {
+	return fmt.Errorf("stdio: child process ended: %w", p.waitErr)
+}
+
+var errExited = fmt.Errorf("stdio: child process exited with status 0: %w", io.EOF)
 
 // Command starts cmd and returns a Conn that writes messages to its standard
 // input and reads them from its standard output.
@@ -54,12 +71,24 @@ func (p *process) endOfOutput() error {
 // visible; set it to io.Discard or a buffer to change that. A Stderr that is
 // not an *os.File is copied by os/exec, whose cmd.Wait then also waits for
 // every process holding the child's stderr to close it: that delays Close
-// until they have (set cmd.WaitDelay to bound it).
+// and Gone until they have (set cmd.WaitDelay to bound it).
+//
+// # The child's exit
 //
 // Read returns io.EOF when the child closes its standard output, normally by
 // exiting; if the child then exits with a failure (a crash, a non-zero
 // status) within a second, Read returns an error wrapping its
 // *exec.ExitError instead, so that the Peer ends with that cause.
+//
+// Once the child has exited and been reaped, Gone is closed and Read no
+// longer reads: it returns at once the same error wrapping the
+// *exec.ExitError, or, for an exit with status 0, an error wrapping io.EOF
+// (a clean end, for a Peer), even while the pipe still holds output nobody
+// has read. So a Peer that pushes back, and has stopped reading, learns
+// within moments that the child died behind its unread output. The price is
+// that a child's last messages may be lost when it exits on its own: a Read
+// under way when it exits returns what it is reading, but the next one
+// reports the exit. Gone watches the child itself, not what it started.
 //
 // # Process group
 //
@@ -163,4 +192,17 @@ func (c *Conn) ProcessState() *os.ProcessState {
 	default:
 		return nil
 	}
+}
+
+// Gone returns a channel that is closed once the child of a Conn made by
+// Command has exited and been reaped, after which Read fails at once (see
+// Command). It implements jsonrpc.Watcher: a Peer that pushes back, and so
+// does not read, learns of the exit this way. For other Conns it returns
+// nil, a channel that never fires: they cannot tell that the other side has
+// gone until their input ends.
+func (c *Conn) Gone() <-chan struct{} {
+	if c.proc == nil {
+		return nil
+	}
+	return c.proc.exited
 }

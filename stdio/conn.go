@@ -73,7 +73,7 @@ type Options struct {
 	// Close waits for the child (and its process group) to end after
 	// closing its stdin before it sends SIGTERM, and again after SIGTERM
 	// before it sends SIGKILL (see Command). Zero means DefaultGracePeriod;
-	// a negative value kills the child at once.
+	// a negative value means no grace: SIGKILL at once.
 	GracePeriod time.Duration
 }
 

@@ -48,7 +48,7 @@
 //	if err != nil {
 //		return err
 //	}
-//	defer conn.Close() // closes gopls's stdin, waits for it to exit, reaps it
+//	defer conn.Close() // closes gopls's stdin, waits for it to exit (then SIGTERM, SIGKILL), reaps it
 //	if err := conn.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)); err != nil {
 //		return err
 //	}

@@ -15,6 +15,7 @@ type process struct {
 	stdin   *os.File // our end of the child's standard input
 	stdout  *os.File // our end of the child's standard output
 	grace   time.Duration
+	group   bool          // the child leads a process group of its own
 	exited  chan struct{} // closed when the child has exited and been reaped
 	waitErr error         // cmd.Wait's result, set before exited is closed
 }
@@ -38,29 +39,97 @@ func (p *process) endOfOutput() error {
 	select {
 	case <-p.exited:
 		if p.waitErr != nil {
-			return fmt.Errorf("stdio: child process ended: %w", p.waitErr)
+			return p.failure()
 		}
 	case <-t.C:
 	}
 	return io.EOF
 }
 
+// exitError is what Read returns once the child has exited, whatever its
+// output still holds: its failure, or errExited, which a Peer takes for a
+// clean end as it does io.EOF at the end of the output.
+func (p *process) exitError() error {
+	if p.waitErr != nil {
+		return p.failure()
+	}
+	return errExited
+}
+
+// failure wraps the child's failed exit.
+func (p *process) failure() error {
+	return fmt.Errorf("stdio: child process ended: %w", p.waitErr)
+}
+
+var errExited = fmt.Errorf("stdio: child process exited with status 0: %w", io.EOF)
+
 // Command starts cmd and returns a Conn that writes messages to its standard
 // input and reads them from its standard output.
 //
 // cmd must not have been started and its Stdin and Stdout must be nil. If
 // cmd.Stderr is nil it is set to os.Stderr, so the child's diagnostics stay
-// visible; set it to io.Discard or a buffer to change that.
+// visible; set it to io.Discard or a buffer to change that. A Stderr that is
+// not an *os.File is copied by os/exec, whose cmd.Wait then also waits for
+// every process holding the child's stderr to close it: that delays Close
+// and Gone until they have (set cmd.WaitDelay to bound it).
+//
+// # The child's exit
 //
 // Read returns io.EOF when the child closes its standard output, normally by
 // exiting; if the child then exits with a failure (a crash, a non-zero
 // status) within a second, Read returns an error wrapping its
-// *exec.ExitError instead, so that the Peer ends with that cause. Close ends the child gracefully: it closes the child's standard
-// input, discards whatever the child still writes, waits up to
-// Options.GracePeriod for it to exit, then kills it; in every case it reaps
-// the child before returning, so no process or goroutine outlives Close.
-// Close returns nil if the child exited with status 0 and otherwise an error
-// wrapping its *exec.ExitError, which says so if the child had to be killed.
+// *exec.ExitError instead, so that the Peer ends with that cause.
+//
+// Once the child has exited and been reaped, Gone is closed and Read no
+// longer reads: it returns at once the same error wrapping the
+// *exec.ExitError, or, for an exit with status 0, an error wrapping io.EOF
+// (a clean end, for a Peer), even while the pipe still holds output nobody
+// has read. So a Peer that pushes back, and has stopped reading, learns
+// within moments that the child died behind its unread output. The price is
+// that a child's last messages may be lost when it exits on its own: a Read
+// under way when it exits returns what it is reading, but the next one
+// reports the exit. Gone watches the child itself, not what it started.
+//
+// # Process group
+//
+// A child is often a launcher (npx, uvx, a shell script) whose own child is
+// the real server. On Unix, Command therefore starts the child in a process
+// group of its own, which what it starts joins, and Close ends the group,
+// not only the child. It sets Setpgid on a copy of cmd.SysProcAttr, keeping
+// the caller's other fields; a child given Setsid leads a group of its own
+// anyway, and one given Setpgid with a non-zero Pgid joins that group, which
+// is not the child's to end: Close then signals the child alone. A child in
+// its own group no longer receives a terminal's Ctrl-C; it ends when its
+// stdin closes or at Close, and if this process dies first it sees its stdin
+// end but gets no signal. A process that leaves the group (a daemon calling
+// setsid) is beyond Close.
+//
+// On systems without process groups and signals (Windows and every other
+// non-Unix system), Close ends only the child itself, and with no request
+// first: after the grace period, it kills it. Processes the child started
+// are not ended.
+//
+// # Close
+//
+// Close ends the child as the Model Context Protocol's stdio transport asks
+// a client to, asking before it forces:
+//
+//  1. It closes the child's standard input and discards whatever the child
+//     still writes, and waits up to Options.GracePeriod (2 s by default) for
+//     the child to exit and its group to be empty (on Linux, zombies, dead
+//     but not yet reaped by init, do not count).
+//  2. Then it sends SIGTERM to the group and waits up to GracePeriod again.
+//  3. Then it sends SIGKILL to the group.
+//
+// In every case it reaps the child before returning, and after SIGKILL it
+// waits up to a second more for the group to be gone; so no process of the
+// group and no goroutine outlives Close, which returns within about twice
+// GracePeriod plus a second. A negative GracePeriod sends SIGKILL at once.
+//
+// Close returns nil if the child exited with status 0, even if what it left
+// in its group had to be signalled, and otherwise an error wrapping its
+// *exec.ExitError, which says so if the child itself was sent SIGTERM or had
+// to be killed.
 func Command(cmd *exec.Cmd, opts ...Options) (*Conn, error) {
 	o := oneOf(opts)
 	switch {
@@ -88,6 +157,7 @@ func Command(cmd *exec.Cmd, opts ...Options) (*Conn, error) {
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
+	group := ownGroup(cmd)
 	err = cmd.Start()
 	// The child has its own copies of these ends now; ours must go, or we
 	// would never see EOF on the child's output.
@@ -99,7 +169,7 @@ func Command(cmd *exec.Cmd, opts ...Options) (*Conn, error) {
 		return nil, fmt.Errorf("stdio: Command: %w", err)
 	}
 
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, grace: DefaultGracePeriod, exited: make(chan struct{})}
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, grace: DefaultGracePeriod, group: group, exited: make(chan struct{})}
 	if o != nil && o.GracePeriod != 0 {
 		p.grace = o.GracePeriod
 	}
@@ -124,59 +194,15 @@ func (c *Conn) ProcessState() *os.ProcessState {
 	}
 }
 
-// closeProcess ends the child as Command describes.
-func (c *Conn) closeProcess() error {
-	p := c.proc
-	p.stdin.Close() // the child reads EOF
-
-	// Interrupt a pending Read without closing the pipe, and wait until
-	// Read has let go of it, so that what the child still writes can be
-	// drained: closing our end now could kill the child with SIGPIPE.
-	drain := true
-	if err := p.stdout.SetReadDeadline(time.Now()); err != nil {
-		// No deadlines on this platform's pipes: close instead.
-		p.stdout.Close()
-		drain = false
-	} else {
-		c.rmu.Lock()
-		defer c.rmu.Unlock()
-		drain = p.stdout.SetReadDeadline(time.Time{}) == nil
-	}
-	drained := make(chan struct{})
-	if drain {
-		go func() {
-			defer close(drained)
-			io.Copy(io.Discard, p.stdout)
-		}()
-	} else {
-		close(drained)
-	}
-
-	killed := false
-	if p.grace < 0 {
-		p.cmd.Process.Kill()
-		killed = true
-	} else {
-		timer := time.NewTimer(p.grace)
-		select {
-		case <-p.exited:
-		case <-timer.C:
-			p.cmd.Process.Kill()
-			killed = true
-		}
-		timer.Stop()
-	}
-	<-p.exited
-	err := p.waitErr
-	p.stdout.Close() // ends the drain, even if a grandchild holds the pipe
-	<-drained
-
-	switch {
-	case err == nil:
+// Gone returns a channel that is closed once the child of a Conn made by
+// Command has exited and been reaped, after which Read fails at once (see
+// Command). It implements jsonrpc.Watcher: a Peer that pushes back, and so
+// does not read, learns of the exit this way. For other Conns it returns
+// nil, a channel that never fires: they cannot tell that the other side has
+// gone until their input ends.
+func (c *Conn) Gone() <-chan struct{} {
+	if c.proc == nil {
 		return nil
-	case killed:
-		return fmt.Errorf("stdio: child process did not exit within %v of its stdin closing and was killed: %w",
-			max(p.grace, 0), err)
 	}
-	return fmt.Errorf("stdio: child process: %w", err)
+	return c.proc.exited
 }

@@ -121,9 +121,15 @@ func TestCommandCloseUnblocksRead(t *testing.T) {
 	}
 }
 
+// TestCommandKillAfterGrace: a child that ignores both its stdin closing
+// and SIGTERM is killed, and Close says so.
 func TestCommandKillAfterGrace(t *testing.T) {
 	const grace = 200 * time.Millisecond
-	c := startChild(t, "ignore-stdin", &Options{GracePeriod: grace})
+	c := startChild(t, "ignore-term", &Options{Framing: Line, GracePeriod: grace})
+	watchdog(t, c)
+	if _, err := c.Read(); err != nil { // SIGTERM is ignored from now on
+		t.Fatalf("Read the child's ready message: %v", err)
+	}
 	start := time.Now()
 	var err error
 	within(t, 10*time.Second, "Close", func() { err = c.Close() })

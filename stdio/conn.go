@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"reflect"
@@ -43,15 +44,18 @@ func (f Framing) String() string {
 }
 
 // DefaultMaxMessageSize is the cap on an incoming message's size used when
-// Options.MaxMessageSize is zero or negative: 32 MiB, the ws transport's cap
-// too.
+// Options.MaxMessageSize is zero: 32 MiB, the ws transport's cap too.
 const DefaultMaxMessageSize = msgsize.Default
 
 // DefaultGracePeriod is how long Close waits for a child process started by
-// Command to exit on its own when Options.GracePeriod is zero.
+// Command to exit on its own, and then to exit on SIGTERM, when
+// Options.GracePeriod is zero.
 const DefaultGracePeriod = 2 * time.Second
 
-// Options configures a Conn. A nil *Options means all defaults.
+// Options configures a Conn. NewConn, Stdio and Command take at most one;
+// none, like the zero Options, means all defaults. As everywhere in this
+// module, a zero field means its default and a negative limit or timeout
+// turns it off.
 type Options struct {
 	// Framing selects how messages are delimited. The zero value is Header;
 	// a value other than Header or Line makes NewConn, Stdio and Command
@@ -60,16 +64,22 @@ type Options struct {
 
 	// MaxMessageSize caps the size in bytes of an incoming message. A
 	// larger message is skipped without being buffered and Read returns an
-	// error wrapping jsonrpc.ErrMessageTooLarge. Zero or negative means
-	// DefaultMaxMessageSize.
+	// error wrapping jsonrpc.ErrMessageTooLarge. Zero means
+	// DefaultMaxMessageSize; a negative value means no cap, so that a
+	// message of any size is read whole into memory.
 	MaxMessageSize int64
 
 	// GracePeriod is used only by Conns made by Command: it is how long
-	// Close waits for the child to exit after closing its stdin before
-	// killing it. Zero means DefaultGracePeriod; a negative value kills the
-	// child at once.
+	// Close waits for the child (and its process group) to end after
+	// closing its stdin before it sends SIGTERM, and again after SIGTERM
+	// before it sends SIGKILL (see Command). Zero means DefaultGracePeriod;
+	// a negative value means no grace: SIGKILL at once.
 	GracePeriod time.Duration
 }
+
+// noLimit is the cap of a Conn whose Options.MaxMessageSize is negative: no
+// message is that long.
+const noLimit = math.MaxInt64
 
 // readBufferSize is the size of the bufio.Reader in front of the stream. It
 // also bounds how many bytes are buffered while looking for a line's end.
@@ -109,7 +119,11 @@ type Conn struct {
 	proc *process // non-nil for Conns made by Command
 }
 
-var _ jsonrpc.Conn = (*Conn)(nil)
+var (
+	_ jsonrpc.Conn    = (*Conn)(nil)
+	_ jsonrpc.Limiter = (*Conn)(nil)
+	_ jsonrpc.Watcher = (*Conn)(nil)
+)
 
 // NewConn returns a Conn that reads messages from r and writes them to w.
 // Close closes r and w if they implement io.Closer, each once (once in all
@@ -160,7 +174,7 @@ func Stdio(opts ...Options) *Conn {
 	return c
 }
 
-// oneOf returns the one Options given, or nil for none.
+// oneOf returns a pointer to the one Options given, or nil for none.
 func oneOf(opts []Options) *Options {
 	switch len(opts) {
 	case 0:
@@ -179,8 +193,11 @@ func newConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 	if o.Framing != Header && o.Framing != Line {
 		panic(fmt.Sprintf("stdio: invalid framing %v", o.Framing))
 	}
-	if o.MaxMessageSize <= 0 {
+	switch {
+	case o.MaxMessageSize == 0:
 		o.MaxMessageSize = DefaultMaxMessageSize
+	case o.MaxMessageSize < 0:
+		o.MaxMessageSize = noLimit
 	}
 	return &Conn{
 		framing:   o.Framing,
@@ -199,8 +216,10 @@ func newConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 // skipped (the Conn stays usable), an error wrapping io.ErrUnexpectedEOF
 // when the stream ends inside a message, and an error wrapping both
 // net.ErrClosed and os.ErrClosed once the Conn is closed (Close is how a
-// pending Read is stopped; see NewConn for its limits). Any error other than
-// ErrMessageTooLarge is final.
+// pending Read is stopped; see NewConn for its limits). For a Conn made by
+// Command, it reports the child's exit instead of reading once the child
+// has exited (see Command). Any error other than ErrMessageTooLarge is
+// final.
 func (c *Conn) Read() ([]byte, error) {
 	if c.closed.Load() {
 		return nil, errClosed
@@ -209,6 +228,10 @@ func (c *Conn) Read() ([]byte, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	if c.rerr != nil {
+		return nil, c.rerr
+	}
+	if c.proc != nil && c.proc.hasExited() {
+		c.rerr = c.proc.exitError() // what the pipe still holds is not read
 		return nil, c.rerr
 	}
 	var msg []byte
@@ -270,6 +293,18 @@ func (c *Conn) Write(msg []byte) error {
 		return fmt.Errorf("stdio: write: %w", err)
 	}
 	return nil
+}
+
+// MaxMessageSize returns the cap on an incoming message that the Conn reads
+// with (Options.MaxMessageSize, or its default), or 0 if it has none. It
+// implements jsonrpc.Limiter: a remote side configured alike refuses a
+// message longer than that, so a Peer on the Conn does not send one. A cap
+// beyond the range of an int is returned as the largest int.
+func (c *Conn) MaxMessageSize() int {
+	if c.max == noLimit {
+		return 0
+	}
+	return int(min(c.max, math.MaxInt))
 }
 
 // writeFrame writes b to the underlying writer, through the pump if any.

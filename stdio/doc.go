@@ -27,10 +27,12 @@
 //
 // # Size cap
 //
-// Options.MaxMessageSize (32 MiB by default) caps an incoming message. The
-// reader never buffers more than the cap, whatever a header claims: a larger
-// message is skipped as it streams in and Read returns an error wrapping
-// jsonrpc.ErrMessageTooLarge, after which the Conn can still be read.
+// Options.MaxMessageSize (32 MiB by default; negative for no cap) caps an
+// incoming message. The reader never buffers more than the cap, whatever a
+// header claims: a larger message is skipped as it streams in and Read
+// returns an error wrapping jsonrpc.ErrMessageTooLarge, after which the Conn
+// can still be read. Without a cap, a header's Content-Length is still not
+// trusted: a body's buffer grows only as its bytes arrive.
 //
 // Read returns io.EOF when the stream ends between two messages and an
 // error wrapping io.ErrUnexpectedEOF when it ends inside one.
@@ -46,7 +48,7 @@
 //	if err != nil {
 //		return err
 //	}
-//	defer conn.Close() // closes gopls's stdin, waits for it to exit, reaps it
+//	defer conn.Close() // closes gopls's stdin, waits for it to exit (then SIGTERM, SIGKILL), reaps it
 //	if err := conn.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)); err != nil {
 //		return err
 //	}

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,8 +40,25 @@ func runChild(mode string) int {
 	case "close-from-handler":
 		return closeFromHandler()
 	case "ignore-stdin":
-		// Never reads stdin; the parent must kill it. The sleep bounds
-		// the child's life should the parent fail to.
+		// Never reads stdin; the parent must signal it (SIGTERM ends it).
+		// The sleep bounds the child's life should the parent fail to.
+		time.Sleep(time.Minute)
+		return 0
+	case "flood-exit-0", "flood-exit-5":
+		// Writes 16 KiB of messages, which the pipe holds, and exits
+		// at once, whether or not they are read.
+		for i := range 160 {
+			fmt.Printf("{\"n\":%d,\"pad\":%q}\n", i, strings.Repeat("p", 80))
+		}
+		if mode == "flood-exit-5" {
+			return 5
+		}
+		return 0
+	case "ignore-term":
+		// Ignores stdin and SIGTERM, and says so on stdout (Line framing)
+		// once SIGTERM is ignored: only SIGKILL ends it.
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println(`{"ready":true}`)
 		time.Sleep(time.Minute)
 		return 0
 	}

@@ -36,14 +36,19 @@ var ErrMessageTooLarge = errors.New("jsonrpc: message too large")
 // notifications faster than its handlers take them by not reading (see the
 // package doc), and a stream that is not read shows no close, reset or
 // missed keepalive: they wait behind the unread data. While its read loop
-// waits for room, a Peer also waits on Gone; once Gone is closed it calls
-// Read, which must then return at once with an error saying why (and end
-// the connection, as any Read error other than ErrMessageTooLarge does).
+// waits for room, a Peer also waits on Gone; once Gone is closed it ends
+// the connection with a cause wrapping GoneErr's error, without reading
+// what the stream still holds. A Peer that is reading ignores Gone: its
+// Read sees the end, after the messages sent before it.
 //
 // ws.Conn implements it with its keepalive, which probes by writing while
 // the Conn is not read; stdio's Command with the child process's exit.
 type Watcher interface {
+	// Gone returns a channel that is closed once the remote side is known
+	// to have gone; a nil channel if it never can be.
 	Gone() <-chan struct{}
+	// GoneErr returns why Gone was closed, or nil while it is not.
+	GoneErr() error
 }
 
 // A Limiter is a Conn that carries messages up to a size, which its remote

@@ -58,6 +58,7 @@ type Peer struct {
 	out     sendQueue       // every message sent; its writer owns conn.Write
 	decoder decoder         // the read loop's
 	gone    <-chan struct{} // the Conn's Watcher channel, or nil
+	watcher Watcher         // the Conn, if it is one
 	maxMsg  int             // the Conn's Limiter size, or 0
 
 	wg          sync.WaitGroup // the read loop and every goroutine it or goOwned starts
@@ -138,7 +139,7 @@ func newPeer(conn Conn, opts []Options) *Peer {
 	}
 	p.log = p.opts.Logger
 	if w, ok := conn.(Watcher); ok {
-		p.gone = w.Gone()
+		p.watcher, p.gone = w, w.Gone()
 	}
 	if l, ok := conn.(Limiter); ok {
 		p.maxMsg = l.MaxMessageSize()
@@ -297,6 +298,14 @@ func (p *Peer) goOwned(f func()) bool {
 		f()
 	}()
 	return true
+}
+
+// goneErr is why the Conn's Gone channel was closed.
+func (p *Peer) goneErr() error {
+	if err := p.watcher.GoneErr(); err != nil {
+		return err
+	}
+	return errors.New("the transport says so")
 }
 
 // closedErr is the error an operation returns once the connection ended.

@@ -176,8 +176,8 @@ func elemSize(m message) int {
 // and the remote side's read loop on us: a cycle. Otherwise they are taken
 // beyond the budget, up to twice it, and past that the connection ends
 // with ErrOverloaded. While it waits, the read loop also watches the Conn
-// (Watcher), which may learn that the remote side has gone. Nothing is
-// dropped.
+// (Watcher), which may learn that the remote side has gone: then the
+// connection ends. Nothing is dropped while it lives.
 func (p *Peer) admitNotes(notes []message, size int) {
 	d := &p.inbound
 	for !d.submit(notes, false, size, 1) {
@@ -193,7 +193,8 @@ func (p *Peer) admitNotes(notes []message, size int) {
 			return
 		}
 		if !d.waitForChange(pushBackPoll) {
-			return // the Conn says the remote side has gone: Read says why
+			p.end(fmt.Errorf("the remote side went while this side pushed back: %w", p.goneErr()))
+			return
 		}
 	}
 }

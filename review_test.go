@@ -378,13 +378,13 @@ var errTestGone = errors.New("test: the remote side went away")
 
 func (c *watchedConn) Gone() <-chan struct{} { return c.gone }
 
-func (c *watchedConn) Read() ([]byte, error) {
+func (c *watchedConn) GoneErr() error {
 	select {
 	case <-c.gone:
-		return nil, errTestGone
+		return errTestGone
 	default:
+		return nil
 	}
-	return c.Conn.Read()
 }
 
 // TestPushBackSeesConnGone: a Peer that pushes back (its notification lane

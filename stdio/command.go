@@ -46,9 +46,9 @@ func (p *process) endOfOutput() error {
 	return io.EOF
 }
 
-// exitError is what Read returns once the child has exited, whatever its
-// output still holds: its failure, or errExited, which a Peer takes for a
-// clean end as it does io.EOF at the end of the output.
+// exitError is how the child ended, once it has exited (GoneErr): its
+// failure, or errExited, which a Peer takes for a clean end as it does
+// io.EOF at the end of the output.
 func (p *process) exitError() error {
 	if p.waitErr != nil {
 		return p.failure()
@@ -80,15 +80,14 @@ var errExited = fmt.Errorf("stdio: child process exited with status 0: %w", io.E
 // status) within a second, Read returns an error wrapping its
 // *exec.ExitError instead, so that the Peer ends with that cause.
 //
-// Once the child has exited and been reaped, Gone is closed and Read no
-// longer reads: it returns at once the same error wrapping the
-// *exec.ExitError, or, for an exit with status 0, an error wrapping io.EOF
-// (a clean end, for a Peer), even while the pipe still holds output nobody
-// has read. So a Peer that pushes back, and has stopped reading, learns
-// within moments that the child died behind its unread output. The price is
-// that a child's last messages may be lost when it exits on its own: a Read
-// under way when it exits returns what it is reading, but the next one
-// reports the exit. Gone watches the child itself, not what it started.
+// Once the child has exited and been reaped, Gone is closed and GoneErr
+// says how it ended: the same error wrapping the *exec.ExitError, or, for
+// an exit with status 0, an error wrapping io.EOF (a clean end, for a
+// Peer). Read goes on returning what the child wrote before it exited. So
+// a Peer that pushes back, and has stopped reading, learns within moments
+// that the child died behind its unread output, and a Peer that reads
+// loses none of the child's last messages. Gone watches the child itself,
+// not what it started.
 //
 // # Process group
 //
@@ -195,8 +194,7 @@ func (c *Conn) ProcessState() *os.ProcessState {
 }
 
 // Gone returns a channel that is closed once the child of a Conn made by
-// Command has exited and been reaped, after which Read fails at once (see
-// Command). It implements jsonrpc.Watcher: a Peer that pushes back, and so
+// Command has exited and been reaped (see Command). It implements jsonrpc.Watcher: a Peer that pushes back, and so
 // does not read, learns of the exit this way. For other Conns it returns
 // nil, a channel that never fires: they cannot tell that the other side has
 // gone until their input ends.
@@ -205,4 +203,14 @@ func (c *Conn) Gone() <-chan struct{} {
 		return nil
 	}
 	return c.proc.exited
+}
+
+// GoneErr returns how the child ended once Gone is closed: an error
+// wrapping its *exec.ExitError, or one wrapping io.EOF for status 0. It
+// returns nil before, and for a Conn not made by Command.
+func (c *Conn) GoneErr() error {
+	if c.proc == nil || !c.proc.hasExited() {
+		return nil
+	}
+	return c.proc.exitError()
 }

@@ -216,10 +216,8 @@ func newConn(r io.Reader, w io.Writer, opts *Options) *Conn {
 // skipped (the Conn stays usable), an error wrapping io.ErrUnexpectedEOF
 // when the stream ends inside a message, and an error wrapping both
 // net.ErrClosed and os.ErrClosed once the Conn is closed (Close is how a
-// pending Read is stopped; see NewConn for its limits). For a Conn made by
-// Command, it reports the child's exit instead of reading once the child
-// has exited (see Command). Any error other than ErrMessageTooLarge is
-// final.
+// pending Read is stopped; see NewConn for its limits). Any error other than
+// ErrMessageTooLarge is final.
 func (c *Conn) Read() ([]byte, error) {
 	if c.closed.Load() {
 		return nil, errClosed
@@ -228,10 +226,6 @@ func (c *Conn) Read() ([]byte, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	if c.rerr != nil {
-		return nil, c.rerr
-	}
-	if c.proc != nil && c.proc.hasExited() {
-		c.rerr = c.proc.exitError() // what the pipe still holds is not read
 		return nil, c.rerr
 	}
 	var msg []byte

@@ -54,6 +54,13 @@ func runChild(mode string) int {
 			return 5
 		}
 		return 0
+	case "notify-flood-exit-3":
+		// Sends 32 KiB of notifications, which the pipe holds, then
+		// crashes, whether or not they are read.
+		for i := range 32 {
+			fmt.Printf("{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":[%d,%q]}\n", i, strings.Repeat("p", 1000))
+		}
+		return 3
 	case "ignore-term":
 		// Ignores stdin and SIGTERM, and says so on stdout (Line framing)
 		// once SIGTERM is ignored: only SIGKILL ends it.

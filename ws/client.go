@@ -71,8 +71,11 @@ type ClientOptions struct {
 	// Defaults: 100 ms and 10 s.
 	MinBackoff, MaxBackoff time.Duration
 
-	// MaxAttempts bounds the consecutive failed attempts, after which the
-	// Client closes with an error wrapping ErrGaveUp. Default: no bound.
+	// MaxAttempts bounds the failed attempts in a row (a failed dial, or
+	// an OnConnect that failed): after exactly MaxAttempts of them the
+	// Client closes with an error wrapping ErrGaveUp that counts them. A
+	// connection made starts the count again, so after a drop the Client
+	// makes MaxAttempts attempts more. Default: no bound.
 	MaxAttempts int
 
 	// DialTimeout bounds each attempt's handshake (and OnConnect).

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -233,5 +235,41 @@ func TestClientCallWaitsWithinCtx(t *testing.T) {
 	}
 	if d := time.Since(start); d > wait {
 		t.Errorf("Call returned after %v", d)
+	}
+}
+
+// TestClientMaxAttemptsCountsAfterDrop: after a connection drops, a Client
+// with MaxAttempts 3 makes exactly three failed attempts before it gives up
+// (finding 10: it made two), and its error counts them truly.
+func TestClientMaxAttemptsCountsAfterDrop(t *testing.T) {
+	var requests atomic.Int32
+	srv := &ws.Server{OnConnect: func(p *jsonrpc.Peer, _ *http.Request) { p.Close() }} // drop at once
+	ts := startServer(t, srv, func(hs *httptest.Server) {
+		hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if requests.Add(1) == 1 {
+				srv.ServeHTTP(w, r) // the first connection is accepted, then dropped
+				return
+			}
+			http.Error(w, "down", http.StatusServiceUnavailable) // every later attempt fails
+		})
+	})
+	c := ws.NewClient(ts.url, ws.ClientOptions{
+		Dial:        ws.DialOptions{HTTPClient: ts.hs.Client()},
+		MinBackoff:  time.Millisecond,
+		MaxBackoff:  5 * time.Millisecond,
+		MaxAttempts: 3,
+	})
+	defer c.Close()
+	select {
+	case <-c.Done():
+	case <-time.After(wait):
+		t.Fatal("the Client did not give up")
+	}
+	if n := requests.Load() - 1; n != 3 {
+		t.Errorf("failed attempts after the drop: %d, want MaxAttempts = 3", n)
+	}
+	err := c.Call(testCtx(t, wait), "echo", nil, nil)
+	if !errors.Is(err, ws.ErrGaveUp) || !strings.Contains(err.Error(), "after 3 attempts") {
+		t.Errorf("Call after giving up = %v, want ErrGaveUp after 3 attempts", err)
 	}
 }

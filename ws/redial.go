@@ -73,8 +73,11 @@ func (c *Client) run() {
 			return
 		}
 		c.setState(Reconnecting, cause)
-		failed = 1 // the first redial waits MinBackoff: the server may be restarting
-		if !sleep(ctx, c.backoff(failed)) {
+		// A drop is no failed attempt: MaxAttempts counts the attempts
+		// that fail from here. The first redial still waits a backoff
+		// (MinBackoff's), since the server may be restarting.
+		failed = 0
+		if !sleep(ctx, c.backoff(1)) {
 			c.finish(ErrClientClosed)
 			return
 		}

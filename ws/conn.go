@@ -49,6 +49,7 @@ type Conn struct {
 	interval   time.Duration
 	timeout    time.Duration
 	keepalive  sync.WaitGroup // a ping in progress
+	written    atomic.Uint64  // Writes that returned nil
 
 	mu          sync.Mutex
 	pinger      *time.Timer // runs the next ping; no goroutine waits for it
@@ -57,6 +58,9 @@ type Conn struct {
 	closeCode   websocket.StatusCode
 	closeReason string
 	closeOnce   sync.Once
+	end         error         // how the connection ended, as this Conn saw it; under mu
+	ended       bool          // end is set
+	gone        chan struct{} // closed once the connection has ended (see markGone)
 
 	// drop closes the transport under ws at once, even while
 	// coder/websocket's Close waits for the other side's close frame; nil
@@ -101,6 +105,7 @@ func newConn(c *websocket.Conn, drop func() error, opts *Options) *Conn {
 		interval:  o.PingInterval,
 		timeout:   o.PingTimeout,
 		closeCode: websocket.StatusNormalClosure,
+		gone:      make(chan struct{}),
 	}
 	if o.PingInterval > 0 {
 		conn.mu.Lock()
@@ -119,6 +124,15 @@ func newConn(c *websocket.Conn, drop func() error, opts *Options) *Conn {
 // the TCP connection the moment a Read's context ends, which would lose the
 // close frame that Close sends.)
 func (c *Conn) Read() ([]byte, error) {
+	data, err := c.read()
+	if err != nil {
+		c.markGone(err)
+	}
+	return data, err
+}
+
+// read is Read without the bookkeeping of the connection's end.
+func (c *Conn) read() ([]byte, error) {
 	// The whole message is read (up to the read limit) even when it turns
 	// out to be binary: coder/websocket's close handshake would otherwise
 	// first drain the rest of it, with no deadline.
@@ -188,7 +202,7 @@ func (c *Conn) readError(err error) error {
 	case cause != nil:
 		return cause
 	case cleanEnd(websocket.CloseStatus(err)):
-		return fmt.Errorf("%w: %w", io.EOF, err)
+		return fmt.Errorf("%w: %w", io.EOF, err) // Read records a clean end
 	case errors.Is(err, websocket.ErrMessageTooBig):
 		c.readBroken.Store(true)
 		return fmt.Errorf("ws: incoming message over the size limit, closed with status 1009: %w", err)
@@ -232,8 +246,11 @@ func (c *Conn) Write(msg []byte) error {
 		c.wmu.Unlock()
 	}()
 	if err := c.ws.Write(context.Background(), websocket.MessageText, msg); err != nil {
-		return fmt.Errorf("ws: %w", err)
+		err = fmt.Errorf("ws: %w", err)
+		c.setEnd(err)
+		return err
 	}
+	c.written.Add(1)
 	return nil
 }
 
@@ -263,6 +280,7 @@ func (c *Conn) Close() error {
 func (c *Conn) closeWith(code websocket.StatusCode, reason string) error {
 	var err error
 	c.closeOnce.Do(func() {
+		c.markGone(errClosedHere)
 		c.mu.Lock()
 		c.closed = true
 		if c.pinger != nil {
@@ -343,6 +361,51 @@ func (c *Conn) SetCloseStatus(code websocket.StatusCode, reason string) {
 	c.mu.Unlock()
 }
 
+// errClosedHere is how a connection ended that this side closed first (its
+// Peer ended, for a reason only the Peer knows: see its Wait).
+var errClosedHere = errors.New("ws: connection closed by this side")
+
+// setEnd records how the connection ended, if nothing has yet: err, or nil
+// for a clean end.
+func (c *Conn) setEnd(err error) {
+	c.mu.Lock()
+	c.setEndLocked(err)
+	c.mu.Unlock()
+}
+
+func (c *Conn) setEndLocked(err error) {
+	if c.ended {
+		return
+	}
+	c.ended = true
+	if !errors.Is(err, io.EOF) {
+		c.end = err
+	}
+}
+
+// markGone records how the connection ended, as setEnd does, and closes
+// gone: the connection has ended (a Read failed, Close was called, or the
+// keepalive dropped it), so that a Read from now on fails at once.
+func (c *Conn) markGone(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.setEndLocked(err)
+	select {
+	case <-c.gone:
+	default:
+		close(c.gone)
+	}
+}
+
+// endCause returns how the connection ended as this Conn saw it: nil for a
+// clean end (or while it has not ended), else the failed read or write, the
+// keepalive's finding, or errClosedHere.
+func (c *Conn) endCause() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.end
+}
+
 // fail records why the connection is ending, if nothing else has yet.
 func (c *Conn) fail(err error) {
 	c.mu.Lock()
@@ -379,6 +442,8 @@ func (c *Conn) ping() {
 		return
 	}
 	c.mu.Unlock()
-	c.fail(fmt.Errorf("%w within %v: %w", ErrKeepalive, c.timeout, err))
-	c.ws.CloseNow()
+	cause := fmt.Errorf("%w within %v: %w", ErrKeepalive, c.timeout, err)
+	c.fail(cause)
+	c.ws.CloseNow() // before gone is closed: a Read after it must fail at once
+	c.markGone(cause)
 }

@@ -46,6 +46,7 @@ type Conn struct {
 	writing    int           // writes in progress, under wmu
 	writesDone chan struct{} // made by writeStuck; closed when writing drops to 0
 	readBroken atomic.Bool   // reading stopped in the middle of a message
+	limit      int64         // the read limit, Options.MaxMessageSize
 	interval   time.Duration
 	timeout    time.Duration
 	keepalive  sync.WaitGroup // a ping in progress
@@ -62,10 +63,11 @@ type Conn struct {
 	ended       bool          // end is set
 	gone        chan struct{} // closed once the connection has ended (see markGone)
 
-	// drop closes the transport under ws at once, even while
-	// coder/websocket's Close waits for the other side's close frame; nil
-	// for a Conn made by NewConn, whose transport ws cannot reach.
-	drop func() error
+	// transport is the connection under ws, which Close reads from when
+	// it lingers (see linger) and closes at once to cut short a close
+	// handshake that coder/websocket would wait 5 s for; nil for a Conn
+	// made by NewConn, whose transport ws cannot reach.
+	transport io.ReadWriteCloser
 }
 
 // closeTimeout bounds how long Close waits for the other side to answer its
@@ -95,13 +97,14 @@ func NewConn(c *websocket.Conn, opts ...Options) *Conn {
 	return newConn(c, nil, o)
 }
 
-// newConn is NewConn with drop, which closes the transport under c.
-func newConn(c *websocket.Conn, drop func() error, opts *Options) *Conn {
+// newConn is NewConn with the transport under c, if ws could reach it.
+func newConn(c *websocket.Conn, transport io.ReadWriteCloser, opts *Options) *Conn {
 	o := opts.withDefaults()
 	c.SetReadLimit(o.MaxMessageSize)
 	conn := &Conn{
 		ws:        c,
-		drop:      drop,
+		transport: transport,
+		limit:     o.MaxMessageSize,
 		interval:  o.PingInterval,
 		timeout:   o.PingTimeout,
 		closeCode: websocket.StatusNormalClosure,
@@ -140,7 +143,7 @@ func (c *Conn) read() ([]byte, error) {
 	if err != nil {
 		return nil, c.readError(err)
 	}
-	data, err := readMessage(r)
+	data, err := readMessage(r, c.limit)
 	if err != nil {
 		return nil, c.readError(err)
 	}
@@ -159,16 +162,19 @@ func (c *Conn) read() ([]byte, error) {
 	return data, nil
 }
 
-// readMessage reads a whole message from r into a pooled scratch buffer,
-// and returns a copy of exactly its size: one allocation, where reading
-// into a slice grown as the message arrives (io.ReadAll) allocates, copies
-// and clears several times over for a large message.
-func readMessage(r io.Reader) ([]byte, error) {
+// readMessage reads a whole message from r, which fails once it has
+// yielded limit+1 bytes, into a pooled scratch buffer, and returns a copy of
+// exactly its size. The buffer grows by doubling, never past limit+2
+// bytes (see grow): a message over the limit costs about twice the limit
+// in allocations, whatever its frame headers claim, and one within it a
+// copy more. (Growing by append, about 1.25 times a step for large slices,
+// costs five times the limit.)
+func readMessage(r io.Reader, limit int64) ([]byte, error) {
 	sp := scratchBufs.Get().(*[]byte)
 	buf := (*sp)[:0]
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = grow(buf, limit)
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -179,12 +185,34 @@ func readMessage(r io.Reader) ([]byte, error) {
 			return nil, err // buf is dropped: r may have failed mid-read
 		}
 	}
-	msg := bytes.Clone(buf)
-	if cap(buf) <= maxScratch {
-		*sp = buf
-		scratchBufs.Put(sp)
+	if cap(buf) > maxScratch {
+		scratchBufs.Put(sp) // *sp is still the buffer it was
+		// Not pooled: give it away, unless it holds much more than the
+		// message, which the Peer's byte budgets would not see.
+		if cap(buf)-len(buf) <= len(buf)/8 {
+			return buf[:len(buf):len(buf)], nil
+		}
+		return bytes.Clone(buf), nil
 	}
+	msg := bytes.Clone(buf)
+	*sp = buf
+	scratchBufs.Put(sp)
 	return msg, nil
+}
+
+// grow returns a copy of buf with more room: twice its capacity, or
+// limit+2 bytes when that is less than twice as much again, and never more
+// (r yields limit+1 bytes at most, and one more byte of room is how it
+// gets to say that the limit was crossed).
+func grow(buf []byte, limit int64) []byte {
+	most := limit + 2
+	n := int64(2 * max(cap(buf), 1))
+	if 2*n > most {
+		n = max(most, int64(cap(buf))+1)
+	}
+	b := make([]byte, len(buf), n)
+	copy(b, buf)
+	return b
 }
 
 // scratchBufs holds the buffers readMessage reads into; none larger than
@@ -260,7 +288,10 @@ func (c *Conn) Write(msg []byte) error {
 // Close (the other side takes no data), Close drops the connection instead,
 // which ends that write. When the other side does not answer the close frame
 // within 1 s, Close drops the connection (for a Conn made by NewConn, see
-// there). No goroutine of the Conn outlives Close. Close may be called more
+// there). After a message over the limit (refused with status 1009, which
+// no handshake can follow), Close drops the connection after a linger: it
+// reads and discards what still arrives, until the other side closes, for
+// at most 1 s and 16 MiB, so that the close frame is not lost in a reset. No goroutine of the Conn outlives Close. Close may be called more
 // than once, and concurrently; every call returns once the connection is
 // closed.
 //
@@ -287,15 +318,21 @@ func (c *Conn) closeWith(code websocket.StatusCode, reason string) error {
 			c.pinger.Stop()
 		}
 		c.mu.Unlock()
-		if c.writeStuck() || c.readBroken.Load() {
-			// The other side takes no data, or reading stopped in the
-			// middle of its message (over the limit; coder/websocket has
-			// answered that with a close frame already): a handshake would
-			// hang, since coder/websocket first drains the rest of the
-			// message with no deadline. Drop the connection instead, which
-			// also ends a stuck write.
+		switch {
+		case c.writeStuck():
+			// The other side takes no data: a handshake would wait for
+			// the stuck write. Drop the connection, which ends the write.
 			err = c.ws.CloseNow()
-		} else {
+		case c.readBroken.Load():
+			// Reading stopped in the middle of a message over the limit,
+			// which coder/websocket has answered with close status 1009.
+			// No handshake can complete (coder/websocket would first
+			// drain the rest of the message, with no deadline, and the
+			// other side's answer is lost in it), so the connection is
+			// dropped, after a linger that lets the close frame arrive.
+			c.linger()
+			err = c.ws.CloseNow()
+		default:
 			err = c.handshake(code, reason)
 		}
 		c.keepalive.Wait()
@@ -308,12 +345,12 @@ func (c *Conn) closeWith(code websocket.StatusCode, reason string) error {
 // CloseNow cannot cut short a Close in progress (it waits for it), so the
 // transport itself is closed, which fails the handshake's read at once.
 func (c *Conn) handshake(code websocket.StatusCode, reason string) error {
-	if c.drop == nil {
+	if c.transport == nil {
 		return c.ws.Close(code, reason)
 	}
 	dropped := make(chan struct{})
 	timer := time.AfterFunc(closeTimeout, func() {
-		c.drop()
+		c.transport.Close()
 		close(dropped)
 	})
 	err := c.ws.Close(code, reason)
@@ -323,6 +360,48 @@ func (c *Conn) handshake(code websocket.StatusCode, reason string) error {
 	<-dropped // the timer's goroutine must not outlive Close
 	return fmt.Errorf("ws: no close frame from the other side within %v; connection dropped", closeTimeout)
 }
+
+// lingerBytes bounds what linger reads and discards, as closeTimeout
+// bounds how long it reads.
+const lingerBytes = 16 << 20
+
+// linger reads and discards what the other side still sends, until it
+// closes, or for closeTimeout, or lingerBytes, whichever comes first, after
+// closing the sending half of the transport where it can (a TCP or TLS
+// connection): the close frame already written is followed by the end of
+// the stream. Closing a socket with input unread makes the kernel reset
+// the connection and drop what it has not yet sent, the close frame
+// included, so that the other side would never learn why. A Conn made by
+// NewConn cannot reach its transport and does not linger.
+func (c *Conn) linger() {
+	if c.transport == nil {
+		return
+	}
+	if cw, ok := c.transport.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	// A timer, not a deadline: the client's transport (an HTTP response
+	// body) has none. Closing it ends the Read below.
+	expired := make(chan struct{})
+	timer := time.AfterFunc(closeTimeout, func() {
+		c.transport.Close()
+		close(expired)
+	})
+	bp := lingerBufs.Get().(*[]byte)
+	for n := 0; n < lingerBytes; {
+		k, err := c.transport.Read(*bp)
+		n += k
+		if err != nil {
+			break
+		}
+	}
+	lingerBufs.Put(bp)
+	if !timer.Stop() {
+		<-expired // the timer's goroutine must not outlive Close
+	}
+}
+
+var lingerBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // writeGrace is how long Close lets a write in progress finish before it
 // takes the write for stuck (the other side takes no data): long enough

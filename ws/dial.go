@@ -56,17 +56,13 @@ func dial(ctx context.Context, url string, o DialOptions) (*jsonrpc.Peer, *Conn,
 	if err != nil {
 		return nil, nil, err
 	}
-	var drop func() error
-	if rt.conn != nil {
-		drop = rt.conn.Close
-	}
-	conn := newConn(c, drop, &o.Options)
+	conn := newConn(c, rt.conn, &o.Options)
 	return jsonrpc.NewPeer(conn, o.Peer), conn, nil
 }
 
 // upgradeRecorder keeps the connection of the upgrade response, which
 // coder/websocket takes over, so that Conn.Close can drop it when the close
-// handshake goes unanswered.
+// handshake goes unanswered, and read from it when it lingers.
 type upgradeRecorder struct {
 	base http.RoundTripper // nil: http.DefaultTransport
 	conn io.ReadWriteCloser

@@ -19,8 +19,9 @@ const (
 type Options struct {
 	// MaxMessageSize caps an incoming message, as in the stdio transport.
 	// A larger message closes the connection with status 1009 (message too
-	// big): a WebSocket message cannot be skipped. Default:
-	// DefaultMaxMessageSize.
+	// big): a WebSocket message cannot be skipped. No more than the cap is
+	// read into memory, whatever a frame header claims (a refusal
+	// allocates about twice the cap). Default: DefaultMaxMessageSize.
 	MaxMessageSize int64
 
 	// PingInterval is how often a ping checks that the other side is still

@@ -258,13 +258,19 @@ func (c *Client) current(ctx context.Context) (*jsonrpc.Peer, *Conn, error) {
 	}
 }
 
-// forget stops handing out p, whose connection has ended.
+// forget stops handing out p, whose connection has ended. Whoever sees the
+// end first (a caller, or the dialer) changes the state, so that a caller
+// that got ErrDropped never sees Connected for the connection it lost; the
+// dialer tells OnState.
 func (c *Client) forget(p *jsonrpc.Peer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.peer == p {
 		c.peer, c.conn = nil, nil
 		c.ready = make(chan struct{})
+		if c.state == Connected {
+			c.state = Reconnecting
+		}
 	}
 }
 

@@ -18,9 +18,13 @@ import (
 // Errors that end a connection; the Peer's Wait returns a cause wrapping
 // them.
 var (
-	// ErrKeepalive: a ping got no pong in time, so the other side is gone or
-	// the connection is half-open.
-	ErrKeepalive = errors.New("ws: keepalive: no pong from the other side")
+	// ErrKeepalive: the keepalive found the other side gone. Either a ping
+	// got no pong within PingTimeout while the Conn was being read, with
+	// nothing else arriving (the other side is gone, or the connection is
+	// half-open), or a ping could not be written (the other side closed or
+	// reset the connection, or reads nothing), which is how a Conn that is
+	// not being read finds out (see Options).
+	ErrKeepalive = errors.New("ws: keepalive: the other side is gone")
 	// ErrBinaryMessage: the other side sent a binary message; JSON-RPC
 	// travels in text messages only. The connection is closed with status
 	// 1008 (policy violation).
@@ -47,15 +51,18 @@ type Conn struct {
 	writesDone chan struct{} // made by writeStuck; closed when writing drops to 0
 	readBroken atomic.Bool   // reading stopped in the middle of a message
 	limit      int64         // the read limit, Options.MaxMessageSize
-	interval   time.Duration
-	timeout    time.Duration
-	keepalive  sync.WaitGroup // a ping in progress
-	written    atomic.Uint64  // Writes that returned nil
+	written    atomic.Uint64 // Writes that returned nil
+
+	// readState is odd while a Read is in progress. Read adds 1 as it
+	// starts and as it returns, and 2 whenever data arrives, so that a
+	// value seen twice means one Read in progress with nothing arriving
+	// in between (see keepalive.go).
+	readState atomic.Uint64
+	keepalive keepalive
 
 	mu          sync.Mutex
-	pinger      *time.Timer // runs the next ping; no goroutine waits for it
-	closed      bool        // no ping may start
-	cause       error       // set when keepalive or a binary message ended the conn
+	closed      bool  // no ping may start
+	cause       error // set when keepalive or a binary message ended the conn
 	closeCode   websocket.StatusCode
 	closeReason string
 	closeOnce   sync.Once
@@ -105,16 +112,10 @@ func newConn(c *websocket.Conn, transport io.ReadWriteCloser, opts *Options) *Co
 		ws:        c,
 		transport: transport,
 		limit:     o.MaxMessageSize,
-		interval:  o.PingInterval,
-		timeout:   o.PingTimeout,
 		closeCode: websocket.StatusNormalClosure,
 		gone:      make(chan struct{}),
 	}
-	if o.PingInterval > 0 {
-		conn.mu.Lock()
-		conn.pinger = time.AfterFunc(o.PingInterval, conn.ping)
-		conn.mu.Unlock()
-	}
+	conn.startKeepalive(o.PingInterval, o.PingTimeout)
 	return conn
 }
 
@@ -127,11 +128,15 @@ func newConn(c *websocket.Conn, transport io.ReadWriteCloser, opts *Options) *Co
 // the TCP connection the moment a Read's context ends, which would lose the
 // close frame that Close sends.)
 func (c *Conn) Read() ([]byte, error) {
+	c.readState.Add(1) // odd: a Read in progress
 	data, err := c.read()
+	c.readState.Add(1)
 	if err != nil {
 		c.markGone(err)
+		return nil, err
 	}
-	return data, err
+	c.readReturned()
+	return data, nil
 }
 
 // read is Read without the bookkeeping of the connection's end.
@@ -143,7 +148,7 @@ func (c *Conn) read() ([]byte, error) {
 	if err != nil {
 		return nil, c.readError(err)
 	}
-	data, err := readMessage(r, c.limit)
+	data, err := readMessage(r, c.limit, &c.readState)
 	if err != nil {
 		return nil, c.readError(err)
 	}
@@ -169,7 +174,7 @@ func (c *Conn) read() ([]byte, error) {
 // in allocations, whatever its frame headers claim, and one within it a
 // copy more. (Growing by append, about 1.25 times a step for large slices,
 // costs five times the limit.)
-func readMessage(r io.Reader, limit int64) ([]byte, error) {
+func readMessage(r io.Reader, limit int64, progress *atomic.Uint64) ([]byte, error) {
 	sp := scratchBufs.Get().(*[]byte)
 	buf := (*sp)[:0]
 	for {
@@ -178,6 +183,9 @@ func readMessage(r io.Reader, limit int64) ([]byte, error) {
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		if n > 0 {
+			progress.Add(2) // data arrives: the other side is there
+		}
 		if err == io.EOF {
 			break
 		}
@@ -311,12 +319,10 @@ func (c *Conn) Close() error {
 func (c *Conn) closeWith(code websocket.StatusCode, reason string) error {
 	var err error
 	c.closeOnce.Do(func() {
-		c.markGone(errClosedHere)
+		c.setEnd(errClosedHere)
 		c.mu.Lock()
 		c.closed = true
-		if c.pinger != nil {
-			c.pinger.Stop()
-		}
+		c.keepalive.stop()
 		c.mu.Unlock()
 		switch {
 		case c.writeStuck():
@@ -335,7 +341,8 @@ func (c *Conn) closeWith(code websocket.StatusCode, reason string) error {
 		default:
 			err = c.handshake(code, reason)
 		}
-		c.keepalive.Wait()
+		c.keepalive.pings.Wait()
+		c.markGone(errClosedHere)
 	})
 	return err
 }
@@ -492,37 +499,4 @@ func (c *Conn) fail(err error) {
 		c.cause = err
 	}
 	c.mu.Unlock()
-}
-
-// ping sends one ping and, if its pong comes in time, schedules the next;
-// a ping without a pong in time ends the connection. It runs on the timer's
-// goroutine, so an idle connection holds no goroutine for its keepalive.
-func (c *Conn) ping() {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
-	}
-	c.keepalive.Add(1) // before Close's Wait: Close sets closed first
-	c.mu.Unlock()
-	defer c.keepalive.Done()
-
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	err := c.ws.Ping(ctx)
-	cancel()
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
-	}
-	if err == nil {
-		c.pinger.Reset(c.interval)
-		c.mu.Unlock()
-		return
-	}
-	c.mu.Unlock()
-	cause := fmt.Errorf("%w within %v: %w", ErrKeepalive, c.timeout, err)
-	c.fail(cause)
-	c.ws.CloseNow() // before gone is closed: a Read after it must fail at once
-	c.markGone(cause)
 }

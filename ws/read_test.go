@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 )
@@ -16,7 +17,7 @@ func TestReadMessageWholeAndOwn(t *testing.T) {
 	for _, n := range []int{0, 1, 4095, 4096, 4097, 100_000, 3 << 20} {
 		want := bytes.Repeat([]byte("0123456789abcdef"), n/16+1)[:n]
 		for _, r := range []io.Reader{bytes.NewReader(want), iotest.OneByteReader(bytes.NewReader(want)), iotest.HalfReader(bytes.NewReader(want))} {
-			got, err := readMessage(r, 32<<20)
+			got, err := readMessage(r, 32<<20, new(atomic.Uint64))
 			if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("%d bytes: got %d bytes, %v", n, len(got), err)
 			}
@@ -27,7 +28,7 @@ func TestReadMessageWholeAndOwn(t *testing.T) {
 		}
 	}
 	boom := errors.New("boom")
-	if _, err := readMessage(io.MultiReader(bytes.NewReader([]byte("abc")), iotest.ErrReader(boom)), 32<<20); !errors.Is(err, boom) {
+	if _, err := readMessage(io.MultiReader(bytes.NewReader([]byte("abc")), iotest.ErrReader(boom)), 32<<20, new(atomic.Uint64)); !errors.Is(err, boom) {
 		t.Errorf("read error: got %v, want %v", err, boom)
 	}
 }
@@ -59,7 +60,7 @@ func (r *limitedReader) Read(p []byte) (int, error) {
 func TestReadMessageStopsAtLimit(t *testing.T) {
 	for _, limit := range []int64{0, 100, 4096, 1<<20 + 3} {
 		r := &limitedReader{limit: limit}
-		if _, err := readMessage(r, limit); !errors.Is(err, errOverLimit) {
+		if _, err := readMessage(r, limit, new(atomic.Uint64)); !errors.Is(err, errOverLimit) {
 			t.Errorf("limit %d: got %v, want the reader's error", limit, err)
 		}
 		if r.offered > max(limit+2, 4096) {

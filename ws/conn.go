@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -437,6 +438,16 @@ func (c *Conn) writeStuck() bool {
 	case <-t.C:
 		return true
 	}
+}
+
+var _ jsonrpc.Limiter = (*Conn)(nil)
+
+// MaxMessageSize returns the Conn's read limit, Options.MaxMessageSize: a
+// remote side configured alike refuses a message longer than that (close
+// status 1009). It implements jsonrpc.Limiter, so that a Peer refuses to
+// write such a message rather than lose the connection over it.
+func (c *Conn) MaxMessageSize() int {
+	return int(min(c.limit, math.MaxInt))
 }
 
 // SetCloseStatus chooses the status and reason Close sends, such as

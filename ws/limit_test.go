@@ -253,3 +253,18 @@ func TestRefusalCloseFrameNotLost(t *testing.T) {
 		}
 	}
 }
+
+// TestConnMaxMessageSize: a ws.Conn tells its Peer (jsonrpc.Limiter) the
+// read limit it was configured with, the default when none was set.
+func TestConnMaxMessageSize(t *testing.T) {
+	for _, tc := range []struct {
+		set  int64
+		want int
+	}{{0, ws.DefaultMaxMessageSize}, {1234, 1234}} {
+		c, _ := unreadConn(t, ws.Options{MaxMessageSize: tc.set})
+		var l jsonrpc.Limiter = c
+		if got := l.MaxMessageSize(); got != tc.want {
+			t.Errorf("MaxMessageSize with Options.MaxMessageSize %d = %d, want %d", tc.set, got, tc.want)
+		}
+	}
+}

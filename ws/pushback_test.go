@@ -122,7 +122,7 @@ func TestUnreadConnGoneWhenRemoteCloses(t *testing.T) {
 // dropped: the pongs sit unread behind its input, and a missing pong then
 // proves nothing. Once it is read again, the connection works.
 func TestUnreadConnKeptWhileRemoteReads(t *testing.T) {
-	opts := ws.Options{PingInterval: 50 * time.Millisecond, PingTimeout: 100 * time.Millisecond}
+	opts := ws.Options{PingInterval: 50 * time.Millisecond, PingTimeout: 250 * time.Millisecond}
 	c, client := unreadConn(t, opts)
 	writeRaw(t, client, `{"jsonrpc":"2.0","method":"first"}`)
 	select {

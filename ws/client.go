@@ -18,7 +18,9 @@ import (
 // What survives a drop, and what does not:
 //
 //   - A call made while the Client is (re)connecting waits for the next
-//     connection, within its ctx.
+//     connection, within its ctx; so does a call that the connection
+//     ended under before it was written (the old Peer draining its
+//     handlers after the server closed, say).
 //   - A call in flight when the connection drops ends exactly once: Call
 //     returns an error wrapping ErrDropped (the server may or may not have
 //     run it), and CallIdempotent sends it again on the next connection
@@ -29,12 +31,18 @@ import (
 //     messages and lets the client ask for what it missed in OnConnect.
 //   - OnConnect runs on every connection before calls flow on it:
 //     authenticate and re-subscribe there.
+//   - A handler of the Client's (a method the server calls back) that is
+//     still running when its connection ends is not waited for: it keeps
+//     running, owned by the old Peer, with its ctx cancelled, and what it
+//     returns goes nowhere. The Client dials again as soon as the
+//     connection has ended, and Close returns without waiting for it.
 type Client struct {
 	url  string
 	opts ClientOptions
 
 	mu         sync.Mutex
 	peer       *jsonrpc.Peer // the connection calls go to; nil while (re)connecting
+	conn       *Conn         // peer's Conn
 	ready      chan struct{} // closed when peer is set, or the Client closes
 	state      State
 	reconnects int
@@ -60,8 +68,12 @@ type ClientOptions struct {
 	OnConnect func(ctx context.Context, p *jsonrpc.Peer) error
 
 	// OnState, if set, is told of every change of state, with the error
-	// that caused it (the failed dial, the connection's end), or nil. It
-	// runs on the Client's dialing goroutine: it must not block.
+	// that caused it, or nil: the failed dial, or the connection's end as
+	// its transport saw it (nil for a clean close; the failed read or
+	// write; the keepalive's finding, wrapping ErrKeepalive; or an error
+	// saying that this side closed it, when its Peer ended for a reason
+	// of its own). It runs on the Client's dialing goroutine: it must not
+	// block.
 	OnState func(s State, cause error)
 
 	// MinBackoff and MaxBackoff bound the wait between attempts: it starts
@@ -71,8 +83,11 @@ type ClientOptions struct {
 	// Defaults: 100 ms and 10 s.
 	MinBackoff, MaxBackoff time.Duration
 
-	// MaxAttempts bounds the consecutive failed attempts, after which the
-	// Client closes with an error wrapping ErrGaveUp. Default: no bound.
+	// MaxAttempts bounds the failed attempts in a row (a failed dial, or
+	// an OnConnect that failed): after exactly MaxAttempts of them the
+	// Client closes with an error wrapping ErrGaveUp that counts them. A
+	// connection made starts the count again, so after a drop the Client
+	// makes MaxAttempts attempts more. Default: no bound.
 	MaxAttempts int
 
 	// DialTimeout bounds each attempt's handshake (and OnConnect).
@@ -169,77 +184,93 @@ func (c *Client) CallIdempotent(ctx context.Context, method string, params, resu
 
 func (c *Client) call(ctx context.Context, method string, params, result any, again bool) error {
 	for {
-		p, err := c.Peer(ctx)
+		p, conn, err := c.current(ctx)
 		if err != nil {
 			return err
 		}
+		sent := conn.written.Load()
 		err = p.Call(ctx, method, params, result)
-		if err == nil || ctx.Err() != nil || !dropped(p, err) {
+		if err == nil || ctx.Err() != nil || !errors.Is(err, jsonrpc.ErrClosed) {
 			return err
 		}
-		if !again {
+		c.forget(p) // it has ended: don't take it again
+		if !again && conn.written.Load() != sent {
+			// Something was written meanwhile, which may have been this
+			// call: the server may have run it.
 			return fmt.Errorf("%w: %w", ErrDropped, err)
 		}
-		c.forget(p) // don't take the dead connection again
+		// Never written, or safe to run again: on the next connection.
 	}
 }
 
 // Notify sends a notification on the current connection, waiting within
-// ctx for one if there is none.
+// ctx for one if there is none. If the connection ends before it is
+// written, it goes on the next connection.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
-	p, err := c.Peer(ctx)
-	if err != nil {
-		return err
+	for {
+		p, conn, err := c.current(ctx)
+		if err != nil {
+			return err
+		}
+		sent := conn.written.Load()
+		err = p.Notify(ctx, method, params)
+		if err == nil || ctx.Err() != nil || !errors.Is(err, jsonrpc.ErrClosed) || conn.written.Load() != sent {
+			return err
+		}
+		c.forget(p)
 	}
-	return p.Notify(ctx, method, params)
-}
-
-// dropped reports whether err is p's connection ending under a call. A
-// call fails with ErrClosed as the Peer ends, a moment before Done is
-// closed: dropped waits for that, so that the next call does not pick p.
-func dropped(p *jsonrpc.Peer, err error) bool {
-	if !errors.Is(err, jsonrpc.ErrClosed) {
-		return false
-	}
-	<-p.Done()
-	return true
 }
 
 // Peer returns the current connection's Peer, waiting within ctx while the
 // Client connects. It fails with ErrClientClosed (or the reason the Client
 // gave up) once the Client is closed.
 func (c *Client) Peer(ctx context.Context) (*jsonrpc.Peer, error) {
+	p, _, err := c.current(ctx)
+	return p, err
+}
+
+// current returns the current connection's Peer and Conn, as Peer does. A
+// connection that has ended is never returned, even while its Peer is
+// still draining its handlers: nothing sent on it could be answered.
+func (c *Client) current(ctx context.Context) (*jsonrpc.Peer, *Conn, error) {
 	for {
 		c.mu.Lock()
-		p, ready, state, cerr := c.peer, c.ready, c.state, c.closeErr
+		p, conn, ready, state, cerr := c.peer, c.conn, c.ready, c.state, c.closeErr
 		c.mu.Unlock()
 		if state == Closed {
-			return nil, cerr
+			return nil, nil, cerr
 		}
 		if p != nil {
 			select {
 			case <-p.Done(): // ended: the dialer is about to notice
-				c.forget(p)
-				continue
+			case <-conn.gone:
 			default:
-				return p, nil
+				return p, conn, nil
 			}
+			c.forget(p)
+			continue
 		}
 		select {
 		case <-ready:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 	}
 }
 
-// forget stops handing out p, whose connection has ended.
+// forget stops handing out p, whose connection has ended. Whoever sees the
+// end first (a caller, or the dialer) changes the state, so that a caller
+// that got ErrDropped never sees Connected for the connection it lost; the
+// dialer tells OnState.
 func (c *Client) forget(p *jsonrpc.Peer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.peer == p {
-		c.peer = nil
+		c.peer, c.conn = nil, nil
 		c.ready = make(chan struct{})
+		if c.state == Connected {
+			c.state = Reconnecting
+		}
 	}
 }
 
@@ -260,8 +291,10 @@ func (c *Client) Reconnects() int {
 
 // Close closes the current connection and stops reconnecting. Calls
 // waiting for a connection return ErrClientClosed; calls in flight end as
-// the connection does. Close waits for the Client's goroutine and returns
-// nil; it may be called more than once.
+// the connection does. Close waits for the Client's goroutine (at most the
+// 1 s a close handshake may take), not for the handlers of its connections
+// still running (see Client), and returns nil; it may be called more than
+// once.
 func (c *Client) Close() error {
 	c.cancel()
 	<-c.done

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -234,4 +236,165 @@ func TestClientCallWaitsWithinCtx(t *testing.T) {
 	if d := time.Since(start); d > wait {
 		t.Errorf("Call returned after %v", d)
 	}
+}
+
+// TestClientMaxAttemptsCountsAfterDrop: after a connection drops, a Client
+// with MaxAttempts 3 makes exactly three failed attempts before it gives up
+// (finding 10: it made two), and its error counts them truly.
+func TestClientMaxAttemptsCountsAfterDrop(t *testing.T) {
+	var requests atomic.Int32
+	srv := &ws.Server{OnConnect: func(p *jsonrpc.Peer, _ *http.Request) { p.Close() }} // drop at once
+	ts := startServer(t, srv, func(hs *httptest.Server) {
+		hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if requests.Add(1) == 1 {
+				srv.ServeHTTP(w, r) // the first connection is accepted, then dropped
+				return
+			}
+			http.Error(w, "down", http.StatusServiceUnavailable) // every later attempt fails
+		})
+	})
+	c := ws.NewClient(ts.url, ws.ClientOptions{
+		Dial:        ws.DialOptions{HTTPClient: ts.hs.Client()},
+		MinBackoff:  time.Millisecond,
+		MaxBackoff:  5 * time.Millisecond,
+		MaxAttempts: 3,
+	})
+	defer c.Close()
+	select {
+	case <-c.Done():
+	case <-time.After(wait):
+		t.Fatal("the Client did not give up")
+	}
+	if n := requests.Load() - 1; n != 3 {
+		t.Errorf("failed attempts after the drop: %d, want MaxAttempts = 3", n)
+	}
+	err := c.Call(testCtx(t, wait), "echo", nil, nil)
+	if !errors.Is(err, ws.ErrGaveUp) || !strings.Contains(err.Error(), "after 3 attempts") {
+		t.Errorf("Call after giving up = %v, want ErrGaveUp after 3 attempts", err)
+	}
+}
+
+// stuckPrompt is a client-side handler that ignores its ctx, as a prompt
+// waiting for a user does: it returns only when release is closed, and
+// then reports whether its ctx had ended.
+type stuckPrompt struct {
+	entered  chan struct{}
+	release  chan struct{}
+	ctxEnded chan bool
+}
+
+func newStuckPrompt() *stuckPrompt {
+	return &stuckPrompt{entered: make(chan struct{}, 1), release: make(chan struct{}), ctxEnded: make(chan bool, 1)}
+}
+
+func (s *stuckPrompt) mux() *jsonrpc.Mux {
+	m := jsonrpc.NewMux()
+	m.HandleFunc("prompt", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+		s.entered <- struct{}{}
+		<-s.release
+		s.ctxEnded <- ctx.Err() != nil
+		return "too late", nil
+	})
+	return m
+}
+
+// start has server call the client's prompt, and returns once the
+// handler runs.
+func (s *stuckPrompt) start(t *testing.T, server *jsonrpc.Peer) {
+	t.Helper()
+	go server.Call(context.Background(), "prompt", nil, nil) // ends when server closes
+	select {
+	case <-s.entered:
+	case <-time.After(wait):
+		t.Fatal("the client's prompt handler did not start")
+	}
+}
+
+// finish releases the handler and checks that its ctx had been cancelled.
+func (s *stuckPrompt) finish(t *testing.T) {
+	t.Helper()
+	close(s.release)
+	select {
+	case ended := <-s.ctxEnded:
+		if !ended {
+			t.Error("the old connection's handler still had a live ctx after the connection ended")
+		}
+	case <-time.After(wait):
+		t.Error("the prompt handler did not return after its release")
+	}
+}
+
+// closeClientWithin closes c, failing the test if Close does not return
+// within wait; then the prompt is released (and checked, if Close
+// returned in time).
+func closeClientWithin(t *testing.T, c *ws.Client, prompt *stuckPrompt) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { c.Close(); close(done) }()
+	select {
+	case <-done:
+		prompt.finish(t)
+	case <-time.After(wait):
+		t.Errorf("Client.Close did not return within %v", wait)
+		close(prompt.release)
+		<-done
+	}
+}
+
+// TestClientRedialsWhileOldHandlerRuns (finding 4): a client-side handler
+// of the dropped connection that ignores its ctx keeps running, owned by
+// the old Peer with its ctx cancelled, and does not hold up the Client: it
+// dials again, calls flow on the new connection, and Close returns at once.
+func TestClientRedialsWhileOldHandlerRuns(t *testing.T) {
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}}, nil)
+	prompt := newStuckPrompt()
+	c := ws.NewClient(ts.url, ws.ClientOptions{
+		Dial:       ws.DialOptions{HTTPClient: ts.hs.Client(), Peer: jsonrpc.Options{Handler: prompt.mux()}},
+		MinBackoff: time.Millisecond,
+		MaxBackoff: 10 * time.Millisecond,
+	})
+	ctx := testCtx(t, 3*wait)
+	must(t, c.CallIdempotent(ctx, "echo", []int{1}, nil))
+	server := ts.nextPeer(t)
+	prompt.start(t, server)
+	server.Close() // the connection ends under the running handler
+
+	callCtx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var got []int
+	if err := c.CallIdempotent(callCtx, "echo", []int{2}, &got); err != nil || len(got) != 1 || got[0] != 2 {
+		t.Errorf("call after the drop = %v, %v; want [2] from a new connection", got, err)
+	}
+	if n, s := c.Reconnects(), c.State(); n != 1 || s != ws.Connected {
+		t.Errorf("after the drop: %d reconnects, state %v; want 1, connected", n, s)
+	}
+	closeClientWithin(t, c, prompt)
+}
+
+// TestClientCallDuringDrainWaitsForNextConnection (finding 4): a Call made
+// after the server closed the connection cleanly, while the old Peer still
+// drains its handlers, was never sent on the old connection: it waits for
+// the next one and gets its reply there, rather than failing with
+// ErrDropped.
+func TestClientCallDuringDrainWaitsForNextConnection(t *testing.T) {
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}}, nil)
+	prompt := newStuckPrompt()
+	c := ws.NewClient(ts.url, ws.ClientOptions{
+		Dial:       ws.DialOptions{HTTPClient: ts.hs.Client(), Peer: jsonrpc.Options{Handler: prompt.mux()}},
+		MinBackoff: time.Millisecond,
+		MaxBackoff: 10 * time.Millisecond,
+	})
+	ctx := testCtx(t, 3*wait)
+	must(t, c.Call(ctx, "echo", []int{1}, nil))
+	server := ts.nextPeer(t)
+	prompt.start(t, server) // the old Peer will drain this handler
+	server.Close()          // status 1000: a clean end, answered before Close returns
+
+	callCtx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var got []string
+	if err := c.Call(callCtx, "echo", []string{"after"}, &got); err != nil || len(got) != 1 || got[0] != "after" {
+		t.Errorf("plain Call made while the old Peer drains = %q, %v; want its reply from the next connection", got, err)
+	}
+	closeClientWithin(t, c, prompt)
 }

@@ -1,15 +1,13 @@
 package ws
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
-	"time"
-	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/peerwire/jsonrpc"
@@ -18,9 +16,13 @@ import (
 // Errors that end a connection; the Peer's Wait returns a cause wrapping
 // them.
 var (
-	// ErrKeepalive: a ping got no pong in time, so the other side is gone or
-	// the connection is half-open.
-	ErrKeepalive = errors.New("ws: keepalive: no pong from the other side")
+	// ErrKeepalive: the keepalive found the other side gone. Either a ping
+	// got no pong within PingTimeout while the Conn was being read, with
+	// nothing else arriving (the other side is gone, or the connection is
+	// half-open), or a ping could not be written (the other side closed or
+	// reset the connection, or reads nothing), which is how a Conn that is
+	// not being read finds out (see Options).
+	ErrKeepalive = errors.New("ws: keepalive: the other side is gone")
 	// ErrBinaryMessage: the other side sent a binary message; JSON-RPC
 	// travels in text messages only. The connection is closed with status
 	// 1008 (policy violation).
@@ -38,7 +40,8 @@ var (
 
 // Conn carries JSON-RPC messages over a WebSocket connection, one message
 // (object or batch array) per text WebSocket message. It implements
-// jsonrpc.Conn. Make one with NewConn, or let Dial or Server do it.
+// jsonrpc.Conn, jsonrpc.Watcher (see Gone) and jsonrpc.Limiter (see
+// MaxMessageSize). Make one with NewConn, or let Dial or Server do it.
 type Conn struct {
 	ws *websocket.Conn
 
@@ -46,29 +49,32 @@ type Conn struct {
 	writing    int           // writes in progress, under wmu
 	writesDone chan struct{} // made by writeStuck; closed when writing drops to 0
 	readBroken atomic.Bool   // reading stopped in the middle of a message
-	interval   time.Duration
-	timeout    time.Duration
-	keepalive  sync.WaitGroup // a ping in progress
+	limit      int64         // the read limit, Options.MaxMessageSize
+	written    atomic.Uint64 // Writes that returned nil
+
+	// readState is odd while a Read is in progress. Read adds 1 as it
+	// starts and as it returns, and 2 whenever data arrives, so that a
+	// value seen twice means one Read in progress with nothing arriving
+	// in between (see keepalive.go).
+	readState atomic.Uint64
+	keepalive keepalive
 
 	mu          sync.Mutex
-	pinger      *time.Timer // runs the next ping; no goroutine waits for it
-	closed      bool        // no ping may start
-	cause       error       // set when keepalive or a binary message ended the conn
+	closed      bool  // no ping may start
+	cause       error // set when keepalive or a binary message ended the conn
 	closeCode   websocket.StatusCode
 	closeReason string
 	closeOnce   sync.Once
+	end         error         // how the connection ended, as this Conn saw it; under mu
+	ended       bool          // end is set
+	gone        chan struct{} // closed once the connection has ended (see markGone)
 
-	// drop closes the transport under ws at once, even while
-	// coder/websocket's Close waits for the other side's close frame; nil
-	// for a Conn made by NewConn, whose transport ws cannot reach.
-	drop func() error
+	// transport is the connection under ws, which Close reads from when
+	// it lingers (see linger) and closes at once to cut short a close
+	// handshake that coder/websocket would wait 5 s for; nil for a Conn
+	// made by NewConn, whose transport ws cannot reach.
+	transport io.ReadWriteCloser
 }
-
-// closeTimeout bounds how long Close waits for the other side to answer its
-// close frame before it drops the connection. Whoever is still there answers
-// within a round trip; coder/websocket alone would wait 5 s, and a Peer's
-// Close with it.
-const closeTimeout = time.Second
 
 var _ jsonrpc.Conn = (*Conn)(nil)
 
@@ -77,7 +83,8 @@ var _ jsonrpc.Conn = (*Conn)(nil)
 //
 // ws cannot reach the transport under a websocket.Conn made elsewhere, so
 // the Close of a Conn made by NewConn may wait coder/websocket's 5 s for an
-// unanswered close frame; Dial, Accept and Server make Conns whose Close is
+// unanswered close frame, and does not linger after a message over the
+// limit (see Close); Dial, Accept and Server make Conns whose Close is
 // bounded by 1 s.
 func NewConn(c *websocket.Conn, opts ...Options) *Conn {
 	var o *Options
@@ -91,128 +98,19 @@ func NewConn(c *websocket.Conn, opts ...Options) *Conn {
 	return newConn(c, nil, o)
 }
 
-// newConn is NewConn with drop, which closes the transport under c.
-func newConn(c *websocket.Conn, drop func() error, opts *Options) *Conn {
+// newConn is NewConn with the transport under c, if ws could reach it.
+func newConn(c *websocket.Conn, transport io.ReadWriteCloser, opts *Options) *Conn {
 	o := opts.withDefaults()
 	c.SetReadLimit(o.MaxMessageSize)
 	conn := &Conn{
 		ws:        c,
-		drop:      drop,
-		interval:  o.PingInterval,
-		timeout:   o.PingTimeout,
+		transport: transport,
+		limit:     o.MaxMessageSize,
 		closeCode: websocket.StatusNormalClosure,
+		gone:      make(chan struct{}),
 	}
-	if o.PingInterval > 0 {
-		conn.mu.Lock()
-		conn.pinger = time.AfterFunc(o.PingInterval, conn.ping)
-		conn.mu.Unlock()
-	}
+	conn.startKeepalive(o.PingInterval, o.PingTimeout)
 	return conn
-}
-
-// Read returns the next text message. A close by the other side with status
-// 1000 (normal closure), 1001 (going away) or none (1005) is an error
-// wrapping io.EOF, a clean end; any other ending is an error, and so is a
-// binary message or a text message that is not valid UTF-8.
-//
-// Close unblocks Read. (The read is given no context: coder/websocket drops
-// the TCP connection the moment a Read's context ends, which would lose the
-// close frame that Close sends.)
-func (c *Conn) Read() ([]byte, error) {
-	// The whole message is read (up to the read limit) even when it turns
-	// out to be binary: coder/websocket's close handshake would otherwise
-	// first drain the rest of it, with no deadline.
-	typ, r, err := c.ws.Reader(context.Background())
-	if err != nil {
-		return nil, c.readError(err)
-	}
-	data, err := readMessage(r)
-	if err != nil {
-		return nil, c.readError(err)
-	}
-	if typ != websocket.MessageText {
-		c.fail(ErrBinaryMessage)
-		c.closeWith(websocket.StatusPolicyViolation, "JSON-RPC messages must be text")
-		return nil, ErrBinaryMessage
-	}
-	if !utf8.Valid(data) {
-		// coder/websocket does not check; serving it would echo its ids,
-		// byte for byte, in replies that a browser must refuse.
-		c.fail(ErrInvalidUTF8)
-		c.closeWith(websocket.StatusInvalidFramePayloadData, "text message is not valid UTF-8")
-		return nil, ErrInvalidUTF8
-	}
-	return data, nil
-}
-
-// readMessage reads a whole message from r into a pooled scratch buffer,
-// and returns a copy of exactly its size: one allocation, where reading
-// into a slice grown as the message arrives (io.ReadAll) allocates, copies
-// and clears several times over for a large message.
-func readMessage(r io.Reader) ([]byte, error) {
-	sp := scratchBufs.Get().(*[]byte)
-	buf := (*sp)[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err // buf is dropped: r may have failed mid-read
-		}
-	}
-	msg := bytes.Clone(buf)
-	if cap(buf) <= maxScratch {
-		*sp = buf
-		scratchBufs.Put(sp)
-	}
-	return msg, nil
-}
-
-// scratchBufs holds the buffers readMessage reads into; none larger than
-// maxScratch is kept.
-var scratchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
-const maxScratch = 1 << 20
-
-// readError explains why Read failed.
-func (c *Conn) readError(err error) error {
-	c.mu.Lock()
-	cause := c.cause
-	c.mu.Unlock()
-	switch {
-	case cause != nil:
-		return cause
-	case cleanEnd(websocket.CloseStatus(err)):
-		return fmt.Errorf("%w: %w", io.EOF, err)
-	case errors.Is(err, websocket.ErrMessageTooBig):
-		c.readBroken.Store(true)
-		return fmt.Errorf("ws: incoming message over the size limit, closed with status 1009: %w", err)
-	case errors.Is(err, io.EOF):
-		// The stream ended without a close frame (1006, abnormal closure):
-		// not a clean end, so io.EOF must not stay in the chain. Nothing
-		// else in it is worth wrapping (coder/websocket's chain here is
-		// only text around io.EOF), so its text is kept, and the chain is
-		// ErrConnectionLost.
-		return fmt.Errorf("%w: %v", ErrConnectionLost, err)
-	default:
-		return fmt.Errorf("ws: %w", err)
-	}
-}
-
-// cleanEnd reports whether a close status from the other side ends the
-// connection normally: 1000 (normal closure), 1001 (going away, such as a
-// browser tab closing) and 1005 (a close frame without a status).
-func cleanEnd(code websocket.StatusCode) bool {
-	switch code {
-	case websocket.StatusNormalClosure, websocket.StatusGoingAway, websocket.StatusNoStatusRcvd:
-		return true
-	}
-	return false
 }
 
 // Write sends msg as one text message. The write is given no context:
@@ -232,115 +130,67 @@ func (c *Conn) Write(msg []byte) error {
 		c.wmu.Unlock()
 	}()
 	if err := c.ws.Write(context.Background(), websocket.MessageText, msg); err != nil {
-		return fmt.Errorf("ws: %w", err)
-	}
-	return nil
-}
-
-// Close closes the connection with a close handshake: status 1000 (normal
-// closure) unless SetCloseStatus chose another. It stops the keepalive and
-// waits for a ping in progress. When a write is still blocked 50 ms into
-// Close (the other side takes no data), Close drops the connection instead,
-// which ends that write. When the other side does not answer the close frame
-// within 1 s, Close drops the connection (for a Conn made by NewConn, see
-// there). No goroutine of the Conn outlives Close. Close may be called more
-// than once, and concurrently; every call returns once the connection is
-// closed.
-//
-// Close returns nil: a handshake the other side did not complete (it had
-// gone, or did not answer) is no failure of this side, and a Peer's Close
-// and Shutdown return what Close returns. Why the connection ended is what
-// the Peer's Wait reports.
-func (c *Conn) Close() error {
-	c.mu.Lock()
-	code, reason := c.closeCode, c.closeReason
-	c.mu.Unlock()
-	c.closeWith(code, reason)
-	return nil
-}
-
-// closeWith closes the connection with status code, once.
-func (c *Conn) closeWith(code websocket.StatusCode, reason string) error {
-	var err error
-	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		c.closed = true
-		if c.pinger != nil {
-			c.pinger.Stop()
-		}
-		c.mu.Unlock()
-		if c.writeStuck() || c.readBroken.Load() {
-			// The other side takes no data, or reading stopped in the
-			// middle of its message (over the limit; coder/websocket has
-			// answered that with a close frame already): a handshake would
-			// hang, since coder/websocket first drains the rest of the
-			// message with no deadline. Drop the connection instead, which
-			// also ends a stuck write.
-			err = c.ws.CloseNow()
-		} else {
-			err = c.handshake(code, reason)
-		}
-		c.keepalive.Wait()
-	})
-	return err
-}
-
-// handshake sends the close frame and waits for the answer, for at most
-// closeTimeout when the Conn can drop its transport. coder/websocket's
-// CloseNow cannot cut short a Close in progress (it waits for it), so the
-// transport itself is closed, which fails the handshake's read at once.
-func (c *Conn) handshake(code websocket.StatusCode, reason string) error {
-	if c.drop == nil {
-		return c.ws.Close(code, reason)
-	}
-	dropped := make(chan struct{})
-	timer := time.AfterFunc(closeTimeout, func() {
-		c.drop()
-		close(dropped)
-	})
-	err := c.ws.Close(code, reason)
-	if timer.Stop() {
+		err = fmt.Errorf("ws: %w", err)
+		c.setEnd(err)
 		return err
 	}
-	<-dropped // the timer's goroutine must not outlive Close
-	return fmt.Errorf("ws: no close frame from the other side within %v; connection dropped", closeTimeout)
+	c.written.Add(1)
+	return nil
 }
 
-// writeGrace is how long Close lets a write in progress finish before it
-// takes the write for stuck (the other side takes no data): long enough
-// for a write that is merely finishing on a healthy connection, which must
-// not cost the close frame.
-const writeGrace = 50 * time.Millisecond
+var _ jsonrpc.Limiter = (*Conn)(nil)
 
-// writeStuck reports whether a write is still in progress writeGrace after
-// it is called.
-func (c *Conn) writeStuck() bool {
-	c.wmu.Lock()
-	if c.writing == 0 {
-		c.wmu.Unlock()
-		return false
-	}
-	if c.writesDone == nil {
-		c.writesDone = make(chan struct{})
-	}
-	done := c.writesDone
-	c.wmu.Unlock()
-	t := time.NewTimer(writeGrace)
-	defer t.Stop()
-	select {
-	case <-done:
-		return false
-	case <-t.C:
-		return true
-	}
+// MaxMessageSize returns the Conn's read limit, Options.MaxMessageSize: a
+// remote side configured alike refuses a message longer than that (close
+// status 1009). It implements jsonrpc.Limiter, so that a Peer refuses to
+// write such a message rather than lose the connection over it.
+func (c *Conn) MaxMessageSize() int {
+	return int(min(c.limit, math.MaxInt))
 }
 
-// SetCloseStatus chooses the status and reason Close sends, such as
-// websocket.StatusGoingAway when a server shuts down.
-func (c *Conn) SetCloseStatus(code websocket.StatusCode, reason string) {
+// errClosedHere is how a connection ended that this side closed first (its
+// Peer ended, for a reason only the Peer knows: see its Wait).
+var errClosedHere = errors.New("ws: connection closed by this side")
+
+// setEnd records how the connection ended, if nothing has yet: err, or nil
+// for a clean end.
+func (c *Conn) setEnd(err error) {
 	c.mu.Lock()
-	c.closeCode, c.closeReason = code, reason
+	c.setEndLocked(err)
 	c.mu.Unlock()
+}
+
+func (c *Conn) setEndLocked(err error) {
+	if c.ended {
+		return
+	}
+	c.ended = true
+	if !errors.Is(err, io.EOF) {
+		c.end = err
+	}
+}
+
+// markGone records how the connection ended, as setEnd does, and closes
+// gone: the connection has ended (a Read failed, Close was called, or the
+// keepalive dropped it), so that a Read from now on fails at once.
+func (c *Conn) markGone(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.setEndLocked(err)
+	select {
+	case <-c.gone:
+	default:
+		close(c.gone)
+	}
+}
+
+// endCause returns how the connection ended as this Conn saw it: nil for a
+// clean end (or while it has not ended), else the failed read or write, the
+// keepalive's finding, or errClosedHere.
+func (c *Conn) endCause() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.end
 }
 
 // fail records why the connection is ending, if nothing else has yet.
@@ -350,35 +200,4 @@ func (c *Conn) fail(err error) {
 		c.cause = err
 	}
 	c.mu.Unlock()
-}
-
-// ping sends one ping and, if its pong comes in time, schedules the next;
-// a ping without a pong in time ends the connection. It runs on the timer's
-// goroutine, so an idle connection holds no goroutine for its keepalive.
-func (c *Conn) ping() {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
-	}
-	c.keepalive.Add(1) // before Close's Wait: Close sets closed first
-	c.mu.Unlock()
-	defer c.keepalive.Done()
-
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	err := c.ws.Ping(ctx)
-	cancel()
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
-	}
-	if err == nil {
-		c.pinger.Reset(c.interval)
-		c.mu.Unlock()
-		return
-	}
-	c.mu.Unlock()
-	c.fail(fmt.Errorf("%w within %v: %w", ErrKeepalive, c.timeout, err))
-	c.ws.CloseNow()
 }

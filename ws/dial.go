@@ -35,7 +35,12 @@ type DialOptions struct {
 //
 //	peer, err := ws.Dial(ctx, "ws://127.0.0.1:8080/rpc")
 func Dial(ctx context.Context, url string, opts ...DialOptions) (*jsonrpc.Peer, error) {
-	o := oneOf(opts)
+	p, _, err := dial(ctx, url, oneOf(opts))
+	return p, err
+}
+
+// dial is Dial, which also returns the Peer's Conn.
+func dial(ctx context.Context, url string, o DialOptions) (*jsonrpc.Peer, *Conn, error) {
 	client := http.DefaultClient
 	if o.HTTPClient != nil {
 		client = o.HTTPClient
@@ -49,18 +54,15 @@ func Dial(ctx context.Context, url string, opts ...DialOptions) (*jsonrpc.Peer, 
 	}
 	c, _, err := websocket.Dial(ctx, url, do)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var drop func() error
-	if rt.conn != nil {
-		drop = rt.conn.Close
-	}
-	return jsonrpc.NewPeer(newConn(c, drop, &o.Options), o.Peer), nil
+	conn := newConn(c, rt.conn, &o.Options)
+	return jsonrpc.NewPeer(conn, o.Peer), conn, nil
 }
 
 // upgradeRecorder keeps the connection of the upgrade response, which
 // coder/websocket takes over, so that Conn.Close can drop it when the close
-// handshake goes unanswered.
+// handshake goes unanswered, and read from it when it lingers.
 type upgradeRecorder struct {
 	base http.RoundTripper // nil: http.DefaultTransport
 	conn io.ReadWriteCloser

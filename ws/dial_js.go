@@ -23,11 +23,17 @@ type DialOptions struct {
 // with the browser's WebSocket and returns a Peer on the connection,
 // configured by opts (optional: at most one). ctx bounds the handshake only.
 func Dial(ctx context.Context, url string, opts ...DialOptions) (*jsonrpc.Peer, error) {
-	o := oneOf(opts)
+	p, _, err := dial(ctx, url, oneOf(opts))
+	return p, err
+}
+
+// dial is Dial, which also returns the Peer's Conn.
+func dial(ctx context.Context, url string, o DialOptions) (*jsonrpc.Peer, *Conn, error) {
 	o.PingInterval = -1 // browsers answer pings; they cannot send them
 	c, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return jsonrpc.NewPeer(NewConn(c, o.Options), o.Peer), nil
+	conn := NewConn(c, o.Options)
+	return jsonrpc.NewPeer(conn, o.Peer), conn, nil
 }

@@ -371,9 +371,19 @@ func (r *rawWS) send(t *testing.T, msg string) {
 // recv reads one unfragmented frame from the server.
 func (r *rawWS) recv(t *testing.T) []byte {
 	t.Helper()
+	_, p, err := r.readFrame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// readFrame reads one unfragmented frame from the server: its opcode and
+// payload.
+func (r *rawWS) readFrame() (byte, []byte, error) {
 	var h [2]byte
 	if _, err := io.ReadFull(r.br, h[:]); err != nil {
-		t.Fatalf("reading a frame: %v", err)
+		return 0, nil, fmt.Errorf("reading a frame: %w", err)
 	}
 	n := uint64(h[1] & 0x7f)
 	switch n {
@@ -386,11 +396,14 @@ func (r *rawWS) recv(t *testing.T) []byte {
 		io.ReadFull(r.br, b[:])
 		n = binary.BigEndian.Uint64(b[:])
 	}
+	if n > 1<<20 {
+		return 0, nil, fmt.Errorf("a frame of %d bytes from the server", n)
+	}
 	p := make([]byte, n)
 	if _, err := io.ReadFull(r.br, p); err != nil {
-		t.Fatalf("reading a frame's payload: %v", err)
+		return 0, nil, fmt.Errorf("reading a frame's payload: %w", err)
 	}
-	return p
+	return h[0] & 0x0f, p, nil
 }
 
 // TestTruncatedFrame: a client's TCP connection ends in the middle of a

@@ -19,18 +19,42 @@ const (
 type Options struct {
 	// MaxMessageSize caps an incoming message, as in the stdio transport.
 	// A larger message closes the connection with status 1009 (message too
-	// big): a WebSocket message cannot be skipped. Default:
-	// DefaultMaxMessageSize.
+	// big): a WebSocket message cannot be skipped. No more than the cap is
+	// read into memory, whatever a frame header claims (a refusal
+	// allocates about twice the cap). Default: DefaultMaxMessageSize.
 	MaxMessageSize int64
 
 	// PingInterval is how often a ping checks that the other side is still
-	// there; a negative value turns keepalive off. Default:
-	// DefaultPingInterval.
+	// there; a negative value turns keepalive off (and with it what Gone
+	// tells of a Conn nobody reads). Default: DefaultPingInterval.
+	//
+	// What the keepalive finds, and how soon; each ends the connection
+	// with a cause wrapping ErrKeepalive:
+	//
+	//   - While the Conn is being read: a remote side that stops answering
+	//     (gone, or the connection half-open), within
+	//     PingInterval+PingTimeout (45 s by default).
+	//   - While it is not (its Peer pushes back on a remote side that sends
+	//     notifications faster than its handlers take them), a missing pong
+	//     proves nothing, since it may sit unread, and never ends the
+	//     connection: a remote side that is alive and reading is not
+	//     dropped for it, however long the Peer pushes back. The keepalive
+	//     pings every min(PingInterval, 1 s) instead, and finds a remote
+	//     side that closes or resets the connection within about 2 s (the
+	//     first ping after a close draws a reset, which fails the next). It
+	//     then closes Gone, and Read fails at once. A remote side that
+	//     vanishes without a word (its host gone, the connection half-open)
+	//     is found only when the Peer reads again (then within
+	//     PingInterval+PingTimeout), or when the operating system gives up
+	//     retransmitting the pings (on Linux, about 15 minutes by default).
+	//   - Either way: a ping that cannot be written within PingTimeout (the
+	//     remote side takes no data, or far too slowly for what is being
+	//     written to it).
 	PingInterval time.Duration
 
-	// PingTimeout is how long a ping may wait for its pong before the
-	// connection is declared dead and ended with a cause wrapping
-	// ErrKeepalive. Default: DefaultPingTimeout.
+	// PingTimeout is how long a ping may wait for its pong, or to be
+	// written, before the connection is declared dead (see PingInterval).
+	// Default: DefaultPingTimeout.
 	PingTimeout time.Duration
 
 	// Compression negotiates permessage-deflate (without context takeover,

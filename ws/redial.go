@@ -13,9 +13,11 @@ import (
 // the connection until it ends, and dials again after a backoff, until
 // Close. What waits on what: run waits for a dial (bounded by DialTimeout),
 // for OnConnect (likewise), for the connection's end, or for a backoff
-// timer, and each of these also ends when Close cancels its ctx; callers
-// wait for run to publish a connection (Client.ready), for their own ctx,
-// or for the Client to close. run never waits for a caller.
+// timer, and each of these also ends when Close cancels its ctx; closing a
+// Peer waits for its read loop (at most a close handshake, 1 s), never for
+// its handlers. Callers wait for run to publish a connection
+// (Client.ready), for their own ctx, or for the Client to close. run never
+// waits for a caller, nor for a handler.
 
 // run is the Client's goroutine: it dials, serves the connection until it
 // ends, and dials again, until Close.
@@ -25,11 +27,10 @@ func (c *Client) run() {
 	failed := 0
 	first := true
 	for {
-		p, err := c.connect(ctx)
+		p, conn, err := c.connect(ctx)
 		if ctx.Err() != nil {
 			if p != nil {
 				p.Close()
-				p.Wait()
 			}
 			c.finish(ErrClientClosed)
 			return
@@ -52,7 +53,7 @@ func (c *Client) run() {
 		if !first {
 			c.reconnects++
 		}
-		c.peer = p
+		c.peer, c.conn = p, conn
 		c.state = Connected // before any call can take p
 		close(c.ready)
 		c.mu.Unlock()
@@ -61,20 +62,28 @@ func (c *Client) run() {
 		}
 		first = false
 
+		// The connection has ended once its Peer has (Done) or its Conn
+		// has (a clean close from the server, after which the Peer may
+		// drain its handlers for a while). Nothing sent on it could be
+		// answered any more: end the old Peer at once, which cancels its
+		// handlers' ctx but does not wait for them, and dial again.
 		select {
 		case <-p.Done():
+		case <-conn.gone:
 		case <-ctx.Done():
-			p.Close()
 		}
-		cause := p.Wait()
 		c.forget(p)
+		p.Close()
 		if ctx.Err() != nil {
 			c.finish(ErrClientClosed)
 			return
 		}
-		c.setState(Reconnecting, cause)
-		failed = 1 // the first redial waits MinBackoff: the server may be restarting
-		if !sleep(ctx, c.backoff(failed)) {
+		c.setState(Reconnecting, conn.endCause())
+		// A drop is no failed attempt: MaxAttempts counts the attempts
+		// that fail from here. The first redial still waits a backoff
+		// (MinBackoff's), since the server may be restarting.
+		failed = 0
+		if !sleep(ctx, c.backoff(1)) {
 			c.finish(ErrClientClosed)
 			return
 		}
@@ -89,21 +98,20 @@ func (c *Client) retryState(first bool) State {
 }
 
 // connect dials once and runs OnConnect, within DialTimeout.
-func (c *Client) connect(ctx context.Context) (*jsonrpc.Peer, error) {
+func (c *Client) connect(ctx context.Context) (*jsonrpc.Peer, *Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
 	defer cancel()
-	p, err := Dial(dctx, c.url, c.opts.Dial)
+	p, conn, err := dial(dctx, c.url, c.opts.Dial)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if c.opts.OnConnect != nil {
 		if err := c.opts.OnConnect(dctx, p); err != nil {
-			p.Close()
-			p.Wait()
-			return nil, fmt.Errorf("ws: OnConnect: %w", err)
+			p.Close() // its handlers are not waited for: see Client
+			return nil, nil, fmt.Errorf("ws: OnConnect: %w", err)
 		}
 	}
-	return p, nil
+	return p, conn, nil
 }
 
 // backoff returns the wait before attempt n+1, after n failed ones.
@@ -130,7 +138,7 @@ func (c *Client) setState(s State, cause error) {
 func (c *Client) finish(err error) {
 	c.mu.Lock()
 	c.closeErr = err
-	c.peer = nil
+	c.peer, c.conn = nil, nil
 	select {
 	case <-c.ready:
 	default:

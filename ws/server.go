@@ -5,6 +5,7 @@ package ws
 import (
 	"bufio"
 	"context"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -124,15 +125,16 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	var drop func() error
+	var transport io.ReadWriteCloser
 	if hw.conn != nil {
-		drop = hw.conn.Close
+		transport = hw.conn
 	}
-	return newConn(c, drop, &o), nil
+	return newConn(c, transport, &o), nil
 }
 
 // hijackRecorder keeps the connection that coder/websocket hijacks, so that
-// Conn.Close can drop it when the close handshake goes unanswered.
+// Conn.Close can drop it when the close handshake goes unanswered, and read
+// from it when it lingers.
 type hijackRecorder struct {
 	http.ResponseWriter
 	conn net.Conn

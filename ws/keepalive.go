@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -191,3 +192,18 @@ var _ jsonrpc.Watcher = (*Conn)(nil)
 // within the bound that Options states when the other side closes or
 // resets the connection.
 func (c *Conn) Gone() <-chan struct{} { return c.gone }
+
+// GoneErr returns why Gone was closed (the keepalive's finding, a failed
+// read or write), an error wrapping io.EOF for a clean end, or nil while
+// the connection lasts.
+func (c *Conn) GoneErr() error {
+	select {
+	case <-c.gone:
+	default:
+		return nil
+	}
+	if err := c.endCause(); err != nil {
+		return err
+	}
+	return fmt.Errorf("ws: connection closed: %w", io.EOF)
+}

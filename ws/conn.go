@@ -143,8 +143,12 @@ var _ jsonrpc.Limiter = (*Conn)(nil)
 // MaxMessageSize returns the Conn's read limit, Options.MaxMessageSize: a
 // remote side configured alike refuses a message longer than that (close
 // status 1009). It implements jsonrpc.Limiter, so that a Peer refuses to
-// write such a message rather than lose the connection over it.
+// write such a message rather than lose the connection over it. It returns
+// 0 when the Conn has no cap.
 func (c *Conn) MaxMessageSize() int {
+	if c.limit >= noLimit {
+		return 0 // no cap
+	}
 	return int(min(c.limit, math.MaxInt))
 }
 

@@ -255,12 +255,13 @@ func TestRefusalCloseFrameNotLost(t *testing.T) {
 }
 
 // TestConnMaxMessageSize: a ws.Conn tells its Peer (jsonrpc.Limiter) the
-// read limit it was configured with, the default when none was set.
+// read limit it was configured with, the default when none was set, and 0
+// (no cap) for a negative one, the one convention for limits.
 func TestConnMaxMessageSize(t *testing.T) {
 	for _, tc := range []struct {
 		set  int64
 		want int
-	}{{0, ws.DefaultMaxMessageSize}, {1234, 1234}} {
+	}{{0, ws.DefaultMaxMessageSize}, {1234, 1234}, {-1, 0}} {
 		c, _ := unreadConn(t, ws.Options{MaxMessageSize: tc.set})
 		var l jsonrpc.Limiter = c
 		if got := l.MaxMessageSize(); got != tc.want {

@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"math"
 	"time"
 
 	"github.com/peerwire/jsonrpc/internal/msgsize"
@@ -13,15 +14,18 @@ const (
 	DefaultPingTimeout    = 15 * time.Second
 )
 
-// Options configure a WebSocket connection. The zero value, and a nil
-// *Options, give the defaults each field documents, as in jsonrpc.Options:
-// zero means the default, and a negative PingInterval turns keepalive off.
+// Options configure a WebSocket connection: the constructors take at most
+// one Options value, and the zero value (or none) gives the defaults each
+// field documents. As in jsonrpc.Options, zero means the default and a
+// negative value turns a limit off (a negative PingInterval turns keepalive
+// off).
 type Options struct {
 	// MaxMessageSize caps an incoming message, as in the stdio transport.
 	// A larger message closes the connection with status 1009 (message too
 	// big): a WebSocket message cannot be skipped. No more than the cap is
 	// read into memory, whatever a frame header claims (a refusal
-	// allocates about twice the cap). Default: DefaultMaxMessageSize.
+	// allocates about twice the cap). Default: DefaultMaxMessageSize; a
+	// negative value means no cap.
 	MaxMessageSize int64
 
 	// PingInterval is how often a ping checks that the other side is still
@@ -62,13 +66,20 @@ type Options struct {
 	Compression bool
 }
 
+// noLimit is what a negative MaxMessageSize becomes: more than any message,
+// with room to add to it.
+const noLimit = math.MaxInt64 / 4
+
 func (o *Options) withDefaults() Options {
 	var c Options
 	if o != nil {
 		c = *o
 	}
-	if c.MaxMessageSize <= 0 {
+	switch {
+	case c.MaxMessageSize == 0:
 		c.MaxMessageSize = DefaultMaxMessageSize
+	case c.MaxMessageSize < 0:
+		c.MaxMessageSize = noLimit
 	}
 	if c.PingInterval == 0 {
 		c.PingInterval = DefaultPingInterval

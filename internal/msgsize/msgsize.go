@@ -4,5 +4,5 @@
 package msgsize
 
 // Default is the cap in bytes on an incoming message when a transport's
-// Options.MaxMessageSize is zero or negative: 32 MiB.
+// Options.MaxMessageSize is zero: 32 MiB. (A negative one means no cap.)
 const Default = 32 << 20

@@ -6,7 +6,7 @@ require (
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/nats-io/nuid v1.0.1
-	github.com/peerwire/jsonrpc v0.0.0-00010101000000-000000000000
+	github.com/peerwire/jsonrpc v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -24,5 +24,3 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )
-
-replace github.com/peerwire/jsonrpc => ../

@@ -5,8 +5,8 @@ go 1.26.0
 require (
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
-	github.com/peerwire/jsonrpc v0.0.0-00010101000000-000000000000
-	github.com/peerwire/jsonrpc/cluster v0.0.0-00010101000000-000000000000
+	github.com/peerwire/jsonrpc v0.1.0
+	github.com/peerwire/jsonrpc/cluster v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -24,9 +24,4 @@ require (
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
-)
-
-replace (
-	github.com/peerwire/jsonrpc => ../..
-	github.com/peerwire/jsonrpc/cluster => ../../cluster
 )

@@ -3,10 +3,10 @@
 // require them. Run it from the repository (it is a module of its own, so
 // that golang.org/x/mod stays out of the library's go.mod):
 //
-//	go -C internal/release run . release -dry-run v0.1.0  # what it would do
-//	go -C internal/release run . release v0.1.0           # bump, check, commit, tag
-//	go -C internal/release run . proxy DIR                # a file proxy of the tree
-//	go -C internal/release run . tidy                     # go mod tidy in cluster, examples/realtime
+//	GOWORK=off go -C internal/release run . release -dry-run v0.1.0  # what it would do
+//	GOWORK=off go -C internal/release run . release v0.1.0           # bump, check, commit, tag
+//	GOWORK=off go -C internal/release run . proxy DIR                # a file proxy of the tree
+//	GOWORK=off go -C internal/release run . tidy                     # go mod tidy in cluster, examples/realtime
 //
 // The published modules are the core, cluster and examples/realtime, all
 // released at one version, tagged in that order (v0.1.0, cluster/v0.1.0,

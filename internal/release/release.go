@@ -175,6 +175,13 @@ func treeDirty(root string) bool {
 func runIn(dir string, args ...string) error {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
+	// The checks run in the workspace, whatever GOWORK this program was
+	// started with (GOWORK=off, to run it outside the workspace).
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOWORK=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	err := cmd.Run()

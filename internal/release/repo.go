@@ -47,7 +47,7 @@ func isOurs(path string) bool {
 }
 
 // repoRoot returns the top of the git work tree that holds the working
-// directory (go -C internal/release run . leaves us in internal/release).
+// directory (go -C internal/release run . starts it in internal/release).
 func repoRoot() (string, error) {
 	out, err := git(".", "rev-parse", "--show-toplevel")
 	if err != nil {

@@ -4,17 +4,35 @@ import (
 	"bytes"
 	"fmt"
 	"go/types"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 )
 
-// Dump returns the API file of every package that Packages finds below
-// root, by the file's name relative to root.
+// Modules are the directories, relative to the repository root, of the
+// published modules whose packages have API files: the library and the
+// cluster module (examples/realtime, a command, has no API).
+var Modules = []string{".", "cluster"}
+
+// Dump returns the API file of every package that Packages finds in the
+// Modules below root, by the file's name relative to root. A package of
+// another module than the root's has its file under the root's api/, named
+// after its directory: api/cluster.txt.
 func Dump(root string) (map[string][]byte, error) {
-	pkgs, err := Packages(root)
-	if err != nil {
-		return nil, err
+	var pkgs []Package
+	for _, mod := range Modules {
+		ps, err := Packages(filepath.Join(root, filepath.FromSlash(mod)))
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if mod != "." {
+				p.Dir = path.Join(mod, p.Dir)
+				p.File = "api/" + strings.ReplaceAll(p.Dir, "/", "_") + ".txt"
+			}
+			pkgs = append(pkgs, p)
+		}
 	}
 	im := newImporter()
 	files := make(map[string][]byte, len(pkgs))

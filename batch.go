@@ -42,7 +42,7 @@ var ErrEmptyBatch = errors.New("jsonrpc: empty batch")
 // With interceptors, each element passes through them on a goroutine of its
 // own. The elements that reach the end of the chain together are written
 // as one array: once every element has arrived or been refused, or once
-// none has for batchGather (an interceptor holding an element back, such
+// none has for 2 ms (an interceptor holding an element back, such
 // as a concurrency limit, whose slot an element already sent must first
 // give back). An element that arrives later goes in a later array, so an
 // interceptor that limits concurrency slows a batch but cannot deadlock it.

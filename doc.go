@@ -143,11 +143,13 @@
 //
 // The repository's examples are small real programs: examples/realtime, a
 // browser app whose page talks to Go over a WebSocket (calls, a batch,
-// server push to every page through a Group, and the server calling a
-// method on the page); examples/lsp, a language server over stdio with
-// LSP's header framing; examples/agent, a host that starts tools as child
-// processes over line-framed stdio, as MCP does, and serves the callbacks
-// they make on the same pipe; examples/conformance, the server that
+// server push to every page, on every node, through a cluster Topic, and
+// the server calling a method on the page); examples/lsp, a language server
+// over stdio with LSP's header framing; examples/agent, a host that starts
+// tools as child processes over line-framed stdio, as MCP does, and serves
+// the callbacks they make on the same pipe; examples/mcptool, an MCP server
+// such a host starts, which calls back into the agent (roots, sampling)
+// while the agent's call runs; examples/conformance, the server that
 // interop suites drive.
 //
 // # The specification, exactly

@@ -97,11 +97,12 @@ var errExited = fmt.Errorf("stdio: child process exited with status 0: %w", io.E
 // not only the child. It sets Setpgid on a copy of cmd.SysProcAttr, keeping
 // the caller's other fields; a child given Setsid leads a group of its own
 // anyway, and one given Setpgid with a non-zero Pgid joins that group, which
-// is not the child's to end: Close then signals the child alone. A child in
-// its own group no longer receives a terminal's Ctrl-C; it ends when its
-// stdin closes or at Close, and if this process dies first it sees its stdin
-// end but gets no signal. A process that leaves the group (a daemon calling
-// setsid) is beyond Close.
+// is not the child's to end: Close then signals the child alone.
+//
+// A child in its own group no longer receives a terminal's Ctrl-C; it ends
+// when its stdin closes or at Close, and if this process dies first it sees
+// its stdin end but gets no signal. A process that leaves the group (a
+// daemon calling setsid) is beyond Close.
 //
 // On systems without process groups and signals (Windows and every other
 // non-Unix system), Close ends only the child itself, and with no request

@@ -51,7 +51,9 @@
 // so a per-call context must never reach it; closing the Peer ends them
 // instead, and still sends its close frame.
 //
-// Browsers: by default a Server accepts only same-origin requests (and
-// requests without an Origin header, which browsers always send), which
-// stops cross-site WebSocket hijacking; Server.OriginPatterns allows others.
+// Browsers: by default a Server accepts a request whose Origin header names
+// the Server's own host, or that has no Origin header at all (browsers
+// always send one, so such a request comes from a program, not a page).
+// That stops cross-site WebSocket hijacking; Server.OriginPatterns allows
+// other origins.
 package ws

@@ -167,8 +167,9 @@ func (h *host) everything(s *mcpServer) error {
 		return fmt.Errorf("everything: ping after the cancellation: %w", err)
 	}
 	h.out.printf("  ping after the cancellation: the server answers\n")
-	// Stop the simulated logging, so that the server can exit when its
-	// stdin closes.
+	// Stop the simulated logging, so that nothing more arrives while the
+	// session ends (the server does not exit when its stdin closes: Close
+	// ends it after the grace period).
 	if _, _, err := s.callTool(ctx, "toggle-simulated-logging", map[string]any{}, 0, nil); err != nil {
 		return fmt.Errorf("everything: toggle-simulated-logging: %w", err)
 	}

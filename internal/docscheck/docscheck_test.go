@@ -61,7 +61,8 @@ var elsewhere = map[string]string{
 //   - a path: a span ending in a known file extension, which must exist
 //     relative to the doc's directory or the root, or as a base name
 //     anywhere; or a span with a '/' whose first element is a file or
-//     directory there, which must exist; paths under a directory the root
+//     directory there, which must exist (a pattern, api/*.txt, must match
+//     a file); paths under a directory the root
 //     .gitignore lists (bench/results/) are generated and only their first
 //     element is checked. github.com/peerwire/jsonrpc/… paths must be
 //     directories of the repository; other import paths are skipped.
@@ -149,7 +150,7 @@ func isPath(s, dir string) bool {
 
 func checkPath(s, dir string) string {
 	p := filepath.FromSlash(strings.TrimSuffix(s, "/"))
-	if exists(filepath.Join(root, dir, p)) || exists(filepath.Join(root, p)) || generated(s) {
+	if exists(filepath.Join(root, dir, p)) || exists(filepath.Join(root, p)) || generated(s) || globs(filepath.Join(root, p)) {
 		return ""
 	}
 	if !strings.Contains(s, "/") && foundAnywhere(s) {
@@ -216,6 +217,12 @@ func checkIdent(s string, bare bool, api map[string]map[string]bool) string {
 		}
 	}
 	return "no exported name, field or method of jsonrpc, ws, stdio or cluster"
+}
+
+// globs reports whether pattern (api/*.txt) matches a file.
+func globs(pattern string) bool {
+	m, _ := filepath.Glob(pattern)
+	return len(m) > 0
 }
 
 func exists(name string) bool {

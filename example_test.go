@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/peerwire/jsonrpc"
@@ -82,9 +83,9 @@ func abs(n int) int {
 func ExamplePeer_Notify() {
 	got := make(chan string, 1)
 	mux := jsonrpc.NewMux()
-	jsonrpc.Register(mux, "log", func(ctx context.Context, p []string) (any, error) {
+	jsonrpc.RegisterNotification(mux, "log", func(ctx context.Context, p []string) error {
 		got <- p[0]
-		return nil, nil // a notification's result and error are discarded
+		return nil // a notification's error goes nowhere
 	})
 	client, stop := connect(mux, nil)
 	defer stop()
@@ -92,6 +93,41 @@ func ExamplePeer_Notify() {
 	client.Notify(context.Background(), "log", []string{"hello"})
 	fmt.Println(<-got)
 	// Output: hello
+}
+
+// A notification handler with typed params and no result. Notifications
+// run one at a time in the order they arrive, and a call starts only after
+// the notifications sent before it: here "total" sees every "add".
+func ExampleRegisterNotification() {
+	type change struct {
+		Key   string
+		Delta int
+	}
+	var mu sync.Mutex
+	totals := map[string]int{}
+	mux := jsonrpc.NewMux()
+	// Positional params ["a", 2] fill change's fields in order, as for Register.
+	jsonrpc.RegisterNotification(mux, "add", func(ctx context.Context, c change) error {
+		mu.Lock()
+		defer mu.Unlock()
+		totals[c.Key] += c.Delta
+		return nil
+	})
+	jsonrpc.Register(mux, "total", func(ctx context.Context, key string) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return totals[key], nil
+	})
+	client, stop := connect(mux, nil)
+	defer stop()
+
+	ctx := context.Background()
+	client.Notify(ctx, "add", []any{"a", 2})
+	client.Notify(ctx, "add", map[string]any{"Key": "a", "Delta": 40})
+	var total int
+	err := client.Call(ctx, "total", []string{"a"}, &total)
+	fmt.Println(total, err)
+	// Output: 42 <nil>
 }
 
 func ExamplePeer_Batch() {

@@ -46,6 +46,18 @@ func Register[P, R any](m *Mux, method string, fn func(context.Context, P) (R, e
 	m.Handle(method, Typed(fn))
 }
 
+// RegisterNotification registers fn on m for method, a notification that
+// has no result to return: its params are decoded into P as Typed decodes
+// them. As for every handler of a notification, fn's error (and an Invalid
+// params error, when the params do not fit P) goes nowhere; return one to
+// say so in an interceptor. Should the other side send method as a call, it
+// gets null as the result, or the error.
+func RegisterNotification[P any](m *Mux, method string, fn func(context.Context, P) error) {
+	m.Handle(method, Typed(func(ctx context.Context, p P) (any, error) {
+		return nil, fn(ctx, p)
+	}))
+}
+
 // paramsDecoder decodes params into one type, planned once per handler.
 type paramsDecoder struct {
 	mode   int   // how a JSON array is decoded: one of the arrayAs constants

@@ -140,3 +140,44 @@ func TestTypedResultAndError(t *testing.T) {
 		t.Errorf("Register rpc.x panicked with %v, want ErrReservedMethod", p)
 	}
 }
+
+// TestRegisterNotification: a typed notification handler gets its params
+// decoded like a call's, in order, with no result to make up; sent as a
+// call, the method answers null or its error.
+func TestRegisterNotification(t *testing.T) {
+	m := NewMux()
+	got := make(chan point, 3)
+	RegisterNotification(m, "moved", func(_ context.Context, p point) error {
+		if p.X < 0 {
+			return NewError(1, "off the board", nil)
+		}
+		got <- p
+		return nil
+	})
+	a, _ := newPair(t, nil, m, nil, nil)
+	ctx := testCtx(t, wait)
+	for _, params := range []any{[]int{1, 2}, map[string]int{"X": 3, "Y": 4}} {
+		if err := a.Notify(ctx, "moved", params); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []point{{X: 1, Y: 2}, {X: 3, Y: 4}} {
+		if p := <-got; p != want {
+			t.Errorf("got %+v, want %+v", p, want)
+		}
+	}
+	var res json.RawMessage
+	if err := a.Call(ctx, "moved", []int{5, 6}, &res); err != nil || string(res) != "null" {
+		t.Errorf("as a call: result %s, %v; want null", res, err)
+	}
+	if p := <-got; p != (point{X: 5, Y: 6}) {
+		t.Errorf("as a call: got %+v", p)
+	}
+	err := a.Call(ctx, "moved", []int{-1, 0}, nil)
+	if e := new(Error); !errors.As(err, &e) || e.Code != 1 {
+		t.Errorf("as a call, failing: %v", err)
+	}
+	if err := a.Call(ctx, "moved", []string{"x"}, nil); !errors.Is(err, &Error{Code: CodeInvalidParams}) {
+		t.Errorf("bad params as a call: %v", err)
+	}
+}

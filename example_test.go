@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -258,4 +260,43 @@ func ExampleInterceptor() {
 	// Output:
 	// sent ping id=1 err=<nil>
 	// sent ping id=2 err=jsonrpc: code -32010: missing token
+}
+
+// A server pushes one notification to every client through a Group; a
+// client that stops reading would be dropped without holding up the others.
+// Here three clients over Pipes.
+func ExampleGroup() {
+	var g jsonrpc.Group
+	got := make(chan string, 3)
+	var stops []func()
+	for i := range 3 {
+		name := fmt.Sprint("client ", i)
+		mux := jsonrpc.NewMux()
+		jsonrpc.RegisterNotification(mux, "note", func(ctx context.Context, p []string) error {
+			got <- name + " got " + p[0]
+			return nil
+		})
+		a, b := jsonrpc.Pipe()
+		server := jsonrpc.NewPeer(a) // the server's end of client i's connection
+		client := jsonrpc.NewPeer(b, jsonrpc.Options{Handler: mux})
+		g.Add(server)
+		stops = append(stops, func() { client.Close(); server.Close(); client.Wait(); server.Wait() })
+	}
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
+
+	g.Notify("note", []string{"hello"})
+	var lines []string
+	for range g.Len() {
+		lines = append(lines, <-got)
+	}
+	slices.Sort(lines) // members are served concurrently
+	fmt.Println(strings.Join(lines, "\n"))
+	// Output:
+	// client 0 got hello
+	// client 1 got hello
+	// client 2 got hello
 }

@@ -61,6 +61,8 @@ func runChild(mode string) int {
 			fmt.Printf("{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":[%d,%q]}\n", i, strings.Repeat("p", 1000))
 		}
 		return 3
+	case "example-tool":
+		return exampleTool()
 	case "ignore-term":
 		// Ignores stdin and SIGTERM, and says so on stdout (Line framing)
 		// once SIGTERM is ignored: only SIGKILL ends it.
@@ -71,6 +73,20 @@ func runChild(mode string) int {
 	}
 	fmt.Fprintf(os.Stderr, "unknown child mode %q\n", mode)
 	return 2
+}
+
+// exampleTool is the child of ExampleCommand: a tool serving "upper" on
+// stdin and stdout, one message per line, until its stdin ends.
+func exampleTool() int {
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "upper", func(_ context.Context, s string) (string, error) {
+		return strings.ToUpper(s), nil
+	})
+	if err := jsonrpc.Serve(Stdio(Options{Framing: Line}), jsonrpc.Options{Handler: mux}); err != nil {
+		fmt.Fprintln(os.Stderr, "tool:", err)
+		return 1
+	}
+	return 0
 }
 
 // echo writes back every message read from standard input until it ends.

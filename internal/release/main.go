@@ -22,13 +22,15 @@
 // tidy runs go mod tidy in cluster and examples/realtime, which on their
 // own (GOWORK=off) require versions of our modules that the public proxy
 // may not have yet; it serves them from the tree (or, once tagged, from the
-// tag) through a file proxy.
+// tag) through a file proxy. Before the version is tagged it leaves no
+// go.sum line for our modules: the release writes those.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/mod/semver"
 )
@@ -84,7 +86,20 @@ func run(cmd string, args []string) error {
 		if err != nil {
 			return err
 		}
-		return tidy(root, v, true)
+		if err := tidy(root, v, true); err != nil {
+			return err
+		}
+		if tagExists(root, mods[0].tag(v)) {
+			return nil
+		}
+		// Before v is tagged, the hashes of our modules at v are those of
+		// today's tree, which will change: leave them to the release.
+		for _, m := range mods[1:] {
+			if err := dropOurSums(filepath.Join(root, filepath.FromSlash(m.dir), "go.sum")); err != nil {
+				return err
+			}
+		}
+		return nil
 	case "release":
 		var o releaseOpts
 		fs.BoolVar(&o.dryRun, "dry-run", false, "print what would be done; change nothing")

@@ -132,20 +132,26 @@ func bumpWork(name string, data []byte, v string) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	changed := false
+	var old []modfile.Replace // copies: DropReplace clears what f.Replace points to
 	for _, r := range f.Replace {
 		if isOurs(r.Old.Path) && r.Old.Version != v {
-			if err := f.DropReplace(r.Old.Path, r.Old.Version); err != nil {
-				return nil, false, err
-			}
-			if err := f.AddReplace(r.Old.Path, v, r.New.Path, r.New.Version); err != nil {
-				return nil, false, err
-			}
-			changed = true
+			old = append(old, *r)
 		}
 	}
-	if !changed {
+	if len(old) == 0 {
 		return data, false, nil
+	}
+	// Add first, so that the new lines join the existing block and its
+	// comments stay.
+	for _, r := range old {
+		if err := f.AddReplace(r.Old.Path, v, r.New.Path, r.New.Version); err != nil {
+			return nil, false, err
+		}
+	}
+	for _, r := range old {
+		if err := f.DropReplace(r.Old.Path, r.Old.Version); err != nil {
+			return nil, false, err
+		}
 	}
 	f.Cleanup()
 	return modfile.Format(f.Syntax), true, nil

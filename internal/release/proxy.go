@@ -56,7 +56,11 @@ func writeVersion(root, dir string, m mod, v string, files []string, t time.Time
 	var zbuf bytes.Buffer
 	var gomod []byte
 	if fromTags && tagExists(root, m.tag(v)) {
-		if err := modzip.CreateFromVCS(&zbuf, mv, root, m.tag(v), m.dir); err != nil {
+		subdir := m.dir
+		if subdir == "." {
+			subdir = "" // the repository's root, to git archive
+		}
+		if err := modzip.CreateFromVCS(&zbuf, mv, root, m.tag(v), subdir); err != nil {
 			return err
 		}
 		out, err := git(root, "show", m.tag(v)+":"+path.Join(m.dir, "go.mod"))

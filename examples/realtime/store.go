@@ -53,9 +53,11 @@ import (
 // if they are missing), replays each into a fresh copy that replaces its
 // view at once when the replay is complete, and applies every change
 // after that. It starts again from the opening whenever NATS reconnects,
-// a watch ends, or a bucket's stream is not the one it replayed (deleted,
-// or made anew): nothing depends on a watch resuming at a sequence that a
-// restart may have made meaningless.
+// a watch ends, a bucket's stream is not the one it replayed (deleted, or
+// made anew), or the watch is stale (a write of this node's not back
+// within staleAfter; the stream's last sequence not reached by the next
+// check): nothing depends on a watch resuming at a sequence that a restart
+// may have made meaningless, or on the server its consumer lives on.
 //
 // Stats.Version is the sum of the last revisions the node has applied
 // from the two buckets: it grows with every change, and two nodes that
@@ -70,7 +72,13 @@ const (
 	// checkEvery is how often it checks that the buckets it follows are
 	// still the ones it replayed.
 	storeTimeout = 2 * time.Second
-	checkEvery   = 5 * time.Second
+	checkEvery   = 2 * time.Second
+
+	// staleAfter is how long a write waits for the watch to bring it
+	// before the watch counts as stale and the node replays the buckets:
+	// a watch's consumer lives on one server, and when that server goes
+	// nats.go would notice only after two missed 5 s heartbeats.
+	staleAfter = time.Second
 
 	keyPosted  = "posted"
 	keyCleared = "cleared"
@@ -252,6 +260,22 @@ func (v *view) wait(ctx context.Context, boardRev uint64) error {
 	}
 }
 
+// waitView is view.wait that reports the watch stale (to follow) once the
+// view has not reached rev within staleAfter, and goes on waiting.
+func (s *store) waitView(ctx context.Context, rev uint64) error {
+	wctx, cancel := context.WithTimeout(ctx, staleAfter)
+	err := s.view.wait(wctx, rev)
+	cancel()
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	select {
+	case s.stale <- struct{}{}:
+	default:
+	}
+	return s.view.wait(ctx, rev)
+}
+
 // store is the board's state in JetStream and this node's view of it.
 type store struct {
 	log      *slog.Logger
@@ -270,13 +294,15 @@ type store struct {
 	state   string        // for /healthz: "starting", "waiting for NATS", "store unavailable: …", "ready"
 	loaded  chan struct{} // closed once the view has held both buckets
 	created [2]time.Time  // when the followed streams were made
+	lastSeq [2]uint64     // the streams' last sequences at the last check
+	stale   chan struct{} // 1-buffered: a write waited staleAfter for the watch
 }
 
 // newStore returns a store whose view is empty until run has replayed the
 // buckets, which it makes with replicas copies (0: 3 when the server is
 // part of a NATS cluster, else 1).
 func newStore(log *slog.Logger, replicas int) *store {
-	return &store{log: log, replicas: replicas, view: newView(), state: "starting", loaded: make(chan struct{}),
+	return &store{log: log, replicas: replicas, view: newView(), state: "starting", loaded: make(chan struct{}), stale: make(chan struct{}, 1),
 		onOnline: func(jetstream.KeyValueEntry) {}, onLoad: func() {}}
 }
 
@@ -411,6 +437,9 @@ func (s *store) follow(ctx context.Context, reconnected <-chan nats.Status) {
 	for len(reconnected) > 0 { // the reconnection that brought us here
 		<-reconnected
 	}
+	s.mu.Lock()
+	s.lastSeq = [2]uint64{}
+	s.mu.Unlock()
 	board, online, _ := s.kvs()
 	var wg sync.WaitGroup
 	defer wg.Wait() // after cancel: deferred calls run last first
@@ -460,6 +489,11 @@ func (s *store) follow(ctx context.Context, reconnected <-chan nats.Status) {
 		case <-reconnected:
 			s.log.Info("NATS reconnected: replaying the board's buckets")
 			return
+		case <-s.stale:
+			if loaded == nil { // else this replay brings it
+				s.log.Info("a write did not come back from the watch: replaying the board's buckets", "after", staleAfter)
+				return
+			}
 		case err := <-ended:
 			s.log.Info("a watch of the board's buckets ended: opening them again", "err", err)
 			return
@@ -496,11 +530,15 @@ func (s *store) fresh(ctx context.Context, kvs ...jetstream.KeyValue) [2]bool {
 }
 
 // check returns an error when a bucket's stream is gone or is not the one
-// this node replayed. A server that does not answer is not an error here:
-// the connection's pings find that.
+// this node replayed, or when the view has not reached the last sequence
+// the previous check found. A server that does not answer is not an error
+// here: the connection's pings find that.
 func (s *store) check(ctx context.Context, kvs ...jetstream.KeyValue) error {
+	s.view.mu.Lock()
+	revs := [2]uint64{s.view.board.rev, s.view.online.rev}
+	s.view.mu.Unlock()
 	for i, kv := range kvs {
-		created, _, err := streamOf(ctx, kv)
+		created, last, err := streamOf(ctx, kv)
 		if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
 			return fmt.Errorf("bucket %s: %w", kv.Bucket(), err)
 		}
@@ -508,10 +546,14 @@ func (s *store) check(ctx context.Context, kvs ...jetstream.KeyValue) error {
 			continue
 		}
 		s.mu.Lock()
-		known := s.created[i]
+		known, before := s.created[i], s.lastSeq[i]
+		s.lastSeq[i] = last
 		s.mu.Unlock()
 		if !known.IsZero() && !created.Equal(known) {
 			return fmt.Errorf("bucket %s was made anew", kv.Bucket())
+		}
+		if revs[i] < before {
+			return fmt.Errorf("the watch of bucket %s is stale: at revision %d, the stream was at %d %v ago", kv.Bucket(), revs[i], before, checkEvery)
 		}
 	}
 	return nil
@@ -627,7 +669,7 @@ func (s *store) putNote(ctx context.Context, n Note) error {
 	if err != nil {
 		return err
 	}
-	return s.view.wait(ctx, rev)
+	return s.waitView(ctx, rev)
 }
 
 // like adds one like to note id by compare-and-set, and returns the note
@@ -661,7 +703,7 @@ func (s *store) like(ctx context.Context, id int64) (Note, bool, error) {
 		if err != nil {
 			return Note{}, false, err
 		}
-		return n, true, s.view.wait(ctx, rev)
+		return n, true, s.waitView(ctx, rev)
 	}
 }
 
@@ -683,7 +725,7 @@ func (s *store) clear(ctx context.Context, by string) (int, []int64, error) {
 	default:
 		upTo, _ = strconv.ParseInt(string(e.Value()), 10, 64)
 		// The notes posted up to upTo may still be on their way here.
-		if err := s.view.wait(ctx, e.Revision()); err != nil {
+		if err := s.waitView(ctx, e.Revision()); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -707,7 +749,7 @@ func (s *store) clear(ctx context.Context, by string) (int, []int64, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.view.wait(ctx, rev); err != nil {
+	if err := s.waitView(ctx, rev); err != nil {
 		return 0, nil, err
 	}
 	return n, ids, nil

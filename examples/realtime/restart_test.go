@@ -222,3 +222,59 @@ func TestStandaloneRestartKeepsState(t *testing.T) {
 	t.Logf("converged (board, online 3, version) %v after the server was back", time.Since(start).Round(time.Millisecond))
 	_ = took
 }
+
+// TestDataDirKeepsBoard: the single-node default (an embedded server, no
+// port) keeps its board across a restart of the node when given -data
+// DIR, and starts empty without it.
+func TestDataDirKeepsBoard(t *testing.T) {
+	dir := t.TempDir()
+	run := func(cfg natsConfig) (base string, stop func()) {
+		ln, err := listen("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := slog.New(slog.NewTextHandler(t.Output(), nil))
+		nc, closeNATS, err := connectNATS(cfg, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		ready := make(chan struct{})
+		go func() { done <- serve(ctx, ln, nc, cfg.board(), log, func() { close(ready) }) }()
+		select {
+		case <-ready:
+		case <-time.After(20 * time.Second):
+			t.Fatal("node not ready within 20s")
+		}
+		return pageURL(ln.Addr()), func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+			closeNATS()
+		}
+	}
+	base, stop := run(natsConfig{Data: dir})
+	alice := dialPage(t, base, "alice", "alice")
+	n, _ := retryPost(t, alice, "kept", 5*time.Second)
+	alice.Close()
+	stop()
+
+	base, stop = run(natsConfig{Data: dir})
+	bob := dialPage(t, base, "bob", "bob")
+	var notes []Note
+	if err := bob.Call(t.Context(), "board.list", nil, &notes); err != nil || len(notes) != 1 || notes[0] != n {
+		t.Errorf("board.list after a restart with -data: %+v, %v; want %+v", notes, err, n)
+	}
+	bob.Close()
+	stop()
+
+	base, stop = run(natsConfig{})
+	defer stop()
+	carol := dialPage(t, base, "carol", "carol")
+	if err := carol.Call(t.Context(), "board.list", nil, &notes); err != nil || len(notes) != 0 {
+		t.Errorf("board.list without -data: %+v, %v; want an empty board", notes, err)
+	}
+	carol.Close()
+}

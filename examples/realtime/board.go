@@ -427,13 +427,15 @@ func (b *Board) health(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	storeState, loaded := b.store.status()
 	h := struct {
-		Node  string `json:"node"`
-		State string `json:"state"`
-		NATS  string `json:"nats"`
-		URL   string `json:"url"`
-		Store string `json:"store"`
-		Pages int    `json:"pages"`
-	}{Node: b.node, NATS: strings.ToLower(b.nc.Status().String()), URL: b.url, Store: storeState, Pages: b.pages.Len()}
+		Node   string `json:"node"`
+		State  string `json:"state"`
+		NATS   string `json:"nats"`
+		URL    string `json:"url"`
+		Server string `json:"server,omitempty"` // the server connected to, of those in url
+		Store  string `json:"store"`
+		Pages  int    `json:"pages"`
+	}{Node: b.node, NATS: strings.ToLower(b.nc.Status().String()), URL: b.url, Server: b.nc.ConnectedUrl(),
+		Store: storeState, Pages: b.pages.Len()}
 	connected := b.nc.IsConnected()
 	switch {
 	case !loaded && !connected:

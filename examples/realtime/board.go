@@ -218,6 +218,7 @@ func (b *Board) keepOnline(ctx context.Context) {
 		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 		err := b.store.setOnline(wctx, b.node, n)
 		cancel()
+		b.store.report(err)
 		if err != nil && ctx.Err() == nil {
 			if !errors.Is(err, errNotLoaded) {
 				b.log.Info("cannot write this node's page count; trying again", "err", err)
@@ -326,6 +327,7 @@ func (b *Board) post(ctx context.Context, p struct {
 	if err := b.store.putNote(ctx, note); err != nil {
 		return Note{}, b.storeFailed("post", err)
 	}
+	b.store.report(nil)
 	b.notify("board.posted", note)
 	b.pushStats()
 	b.housekeep(b.store.scrolledOff())
@@ -375,6 +377,7 @@ func (b *Board) clear(ctx context.Context, _ struct{}) (map[string]int, error) {
 // page gets: an internal error, without the details.
 func (b *Board) storeFailed(op string, err error) error {
 	b.log.Warn("board store failed", "op", op, "err", err)
+	b.store.report(err)
 	return jsonrpc.NewError(jsonrpc.CodeInternalError, "the board is unavailable; try again", nil)
 }
 

@@ -319,6 +319,27 @@ func (s *store) status() (string, bool) {
 	}
 }
 
+// report records how a JetStream operation of the node went, so that
+// /healthz says "store unavailable" from the first failure to the next
+// success, once the board is loaded.
+func (s *store) report(err error) {
+	if errors.Is(err, errNotLoaded) || errors.Is(err, context.Canceled) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.loaded:
+	default:
+		return
+	}
+	if err != nil {
+		s.state = "store unavailable: " + err.Error()
+	} else {
+		s.state = "ready"
+	}
+}
+
 func (s *store) setState(state string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -9,10 +9,22 @@
 //	go run ./examples/realtime -addr 127.0.0.1:8081 -nats-embed                  # and NATS on 127.0.0.1:4222
 //	go run ./examples/realtime -addr 127.0.0.1:8082 -nats nats://127.0.0.1:4222
 //
-// The board's state is in NATS JetStream (store.go), so every node shows
-// the same board and a node started late replays it; its news reaches the
-// pages of every node through a cluster.Topic (board.go). With no flag the
-// node embeds a NATS server that listens on no port: one node, no setup.
+// Or join a NATS cluster run the way production runs it, three
+// nats-server processes with routes and JetStream, given every server:
+//
+//	go run ./examples/realtime -addr 127.0.0.1:8081 -nats nats://127.0.0.1:4222,nats://127.0.0.1:4223,nats://127.0.0.1:4224
+//
+// The board's state is in NATS JetStream (store.go), in file storage with
+// -replicas copies (3 on a NATS cluster, by default), so every node shows
+// the same board, a node started late replays it, and a NATS server's
+// restart or loss loses nothing; its news reaches the pages of every node
+// through a cluster.Topic (board.go). With no flag the node embeds a NATS
+// server that listens on no port: one node, no setup; its board is kept
+// across restarts with -data DIR, and is gone at exit without.
+//
+// GET /healthz answers at once in every state, 200 only when the node has
+// NATS and its board (board.go's health lists the states); /rpc answers
+// 503 until the board is loaded.
 //
 // One Go server serves the page (embedded static files), a sign-in at
 // /login, and JSON-RPC 2.0 over WebSocket at /rpc, with ws.Server. The

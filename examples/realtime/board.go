@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/cluster"
@@ -84,8 +86,18 @@ type Board struct {
 	pages *cluster.Topic // every page, on every node
 	node  string         // this node's key in the online bucket
 
-	countMu sync.Mutex // orders the writes of this node's page count
-	online  int        // pages connected to this node
+	nc  *nats.Conn
+	url string // where NATS is, for /healthz
+
+	countMu      sync.Mutex
+	online       int           // pages connected to this node, guarded by countMu
+	countChanged chan struct{} // 1-buffered: keepOnline has a count to write
+
+	// housekeeping purges note keys off the board, after the change that
+	// took them off was acknowledged; bg holds those goroutines, ended
+	// with ctx (keepOnline's).
+	bg  sync.WaitGroup
+	ctx context.Context
 
 	// pushMu orders this node's stats pushes; never held while waiting
 	// for the watch, which may push (onlineChanged).
@@ -95,10 +107,24 @@ type Board struct {
 
 // NewBoard returns the board kept in st, announcing to its pages through
 // the Topic "board" of nodes, for the node with key node in the online
-// bucket.
-func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, node string) *Board {
-	return &Board{log: log, store: st, nodes: nodes, pages: nodes.Topic("board"), node: node}
+// bucket. nc is the nodes' NATS connection, url where it goes (for
+// /healthz).
+func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, nc *nats.Conn, url, node string) *Board {
+	b := &Board{log: log, store: st, nodes: nodes, pages: nodes.Topic("board"), node: node,
+		nc: nc, url: url, countChanged: make(chan struct{}, 1), ctx: context.Background()}
+	st.onOnline = b.onlineChanged
+	st.onLoad = b.pushStats
+	return b
 }
+
+// Bounds on what may wait for NATS: joinFlush on a page's connection
+// (OnConnect), callTimeout on each handler's JetStream work, writeTimeout
+// on each write of this node's page count (off every page's path).
+const (
+	joinFlush    = 250 * time.Millisecond
+	callTimeout  = 5 * time.Second
+	writeTimeout = 2 * time.Second
+)
 
 // Mux returns the methods pages may call:
 //
@@ -127,17 +153,21 @@ func (b *Board) Mux() *jsonrpc.Mux {
 }
 
 // Join adds a newly connected page to the board's audience, and counts it.
+// It waits for NATS at most joinFlush, and only while connected.
 func (b *Board) Join(p *jsonrpc.Peer) {
 	b.pages.Add(p)
+	b.countPages(+1)
 	// The node's first page subscribes it to the topic; Flush returns once
 	// NATS has the subscription, so that the page misses no broadcast from
 	// another node after it loads the board.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if !b.nodes.Connected() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), joinFlush)
 	defer cancel()
 	if err := b.nodes.Flush(ctx); err != nil {
 		b.log.Info("cluster flush failed: this page may miss other nodes' news for a moment", "err", err)
 	}
-	b.countPages(+1)
 }
 
 // Left takes a page that went away out of the audience and the count, so
@@ -147,67 +177,86 @@ func (b *Board) Left(p *jsonrpc.Peer) {
 	b.countPages(-1)
 }
 
-// countPages changes this node's page count in the online bucket and pushes
-// the new stats. The lock orders the writes, so the last one wins.
+// countPages changes this node's page count and has keepOnline write it:
+// it never waits.
 func (b *Board) countPages(delta int) {
-	if b.writeCount(delta) {
-		b.pushStats()
-	}
-}
-
-// writeCount adds delta to this node's page count and writes it, unless
-// NATS is away: then nobody waits for it (a page leaving, a shutdown), and
-// keepOnline writes it once NATS is back. It reports whether it wrote it.
-func (b *Board) writeCount(delta int) bool {
 	b.countMu.Lock()
-	defer b.countMu.Unlock()
 	b.online += delta
-	if !b.nodes.Connected() {
-		return false
+	b.countMu.Unlock()
+	select {
+	case b.countChanged <- struct{}{}:
+	default: // a write is pending; it takes the latest count
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := b.store.setOnline(ctx, b.node, b.online); err != nil {
-		b.log.Info("cannot write this node's page count", "err", err)
-		return false
-	}
-	return true
 }
 
-// keepOnline rewrites this node's page count every onlineRefresh, so that
-// it does not age out, until ctx ends; then it deletes it and pushes the
-// stats without this node's pages.
+// keepOnline writes this node's page count when it changes and every
+// onlineRefresh (so that it does not age out), retrying every second while
+// a write fails, until ctx ends; then it deletes it, waiting at most one
+// second. The watch brings each write back, and onlineChanged pushes the
+// stats.
 func (b *Board) keepOnline(ctx context.Context) {
-	t := time.NewTicker(onlineRefresh)
-	defer t.Stop()
+	refresh := time.NewTicker(onlineRefresh)
+	defer refresh.Stop()
+	var retry <-chan time.Time
 	for {
 		select {
-		case <-t.C:
-			b.countPages(0)
+		case <-b.countChanged:
+		case <-refresh.C:
+		case <-retry:
 		case <-ctx.Done():
-			if !b.nodes.Connected() {
-				return // the count ages out
-			}
-			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			if err := b.store.dropOnline(dctx, b.node); err != nil {
 				b.log.Info("cannot delete this node's page count; it ages out", "err", err)
 			}
 			return
 		}
+		retry = nil
+		b.countMu.Lock()
+		n := b.online
+		b.countMu.Unlock()
+		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+		err := b.store.setOnline(wctx, b.node, n)
+		cancel()
+		b.store.report(err)
+		if err != nil && ctx.Err() == nil {
+			if !errors.Is(err, errNotLoaded) {
+				b.log.Info("cannot write this node's page count; trying again", "err", err)
+			}
+			retry = time.After(time.Second)
+		}
 	}
 }
 
-// onlineChanged is called by the online bucket's watch. When a node's count
-// ages out (it died without deleting it), nobody made the change to push
-// the stats, so the first live node (by key) does.
-func (b *Board) onlineChanged(e jetstream.KeyValueEntry) {
-	if e.Operation() != jetstream.KeyValuePurge || e.Key() == b.node {
+// housekeep purges the note keys ids in the background.
+func (b *Board) housekeep(ids []int64) {
+	if len(ids) == 0 {
 		return
+	}
+	b.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		defer cancel()
+		b.store.purge(ctx, ids)
+	})
+}
+
+// onlineChanged is called by the online bucket's watch. A node pushes the
+// stats when its own count comes back from the bucket. When another node's
+// count goes (deleted as it left, or aged out as it died without a word),
+// the first live node (by key) pushes them.
+func (b *Board) onlineChanged(e jetstream.KeyValueEntry) {
+	if e.Key() == b.node {
+		if e.Operation() == jetstream.KeyValuePut {
+			b.pushStats()
+		}
+		return
+	}
+	if e.Operation() == jetstream.KeyValuePut {
+		return // that node pushes
 	}
 	b.store.view.mu.Lock()
 	first := true
-	for node := range b.store.view.online {
+	for node := range b.store.view.online.counts {
 		if node < b.node {
 			first = false
 		}
@@ -268,6 +317,8 @@ func (b *Board) post(ctx context.Context, p struct {
 	if n := utf8.RuneCountInString(text); n < 1 || n > maxText {
 		return Note{}, jsonrpc.NewError(CodeBadText, "note text must be 1..140 characters", map[string]int{"length": n})
 	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	id, err := b.store.nextID(ctx)
 	if err != nil {
 		return Note{}, b.storeFailed("post", err)
@@ -276,9 +327,10 @@ func (b *Board) post(ctx context.Context, p struct {
 	if err := b.store.putNote(ctx, note); err != nil {
 		return Note{}, b.storeFailed("post", err)
 	}
+	b.store.report(nil)
 	b.notify("board.posted", note)
 	b.pushStats()
-	b.store.scrollOff(ctx)
+	b.housekeep(b.store.scrolledOff())
 	return note, nil
 }
 
@@ -286,6 +338,8 @@ func (b *Board) post(ctx context.Context, p struct {
 func (b *Board) like(ctx context.Context, p struct {
 	ID int64 `json:"id"`
 }) (Note, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	liked, ok, err := b.store.like(ctx, p.ID)
 	if err != nil {
 		return Note{}, b.storeFailed("like", err)
@@ -307,10 +361,13 @@ func (b *Board) clear(ctx context.Context, _ struct{}) (map[string]int, error) {
 	if err := b.confirm(ctx, b.Stats().Notes); err != nil {
 		return nil, err
 	}
-	n, err := b.store.clear(ctx, by)
+	sctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	n, ids, err := b.store.clear(sctx, by)
 	if err != nil {
 		return nil, b.storeFailed("clear", err)
 	}
+	b.housekeep(ids)
 	b.notify("board.cleared", map[string]string{"by": by})
 	b.pushStats()
 	return map[string]int{"cleared": n}, nil
@@ -320,6 +377,7 @@ func (b *Board) clear(ctx context.Context, _ struct{}) (map[string]int, error) {
 // page gets: an internal error, without the details.
 func (b *Board) storeFailed(op string, err error) error {
 	b.log.Warn("board store failed", "op", op, "err", err)
+	b.store.report(err)
 	return jsonrpc.NewError(jsonrpc.CodeInternalError, "the board is unavailable; try again", nil)
 }
 
@@ -354,20 +412,48 @@ func cleanName(name string) string {
 	return name
 }
 
-// health serves GET /healthz: 200 while this node is connected to NATS,
-// 503 while it is not. Either way the node goes on serving its own pages:
-// board.list and board.stats are answered from its copy of the board; what
-// needs NATS (a post, a like, a clear, other nodes' news) waits for it or
-// fails, and the body says so.
+// health serves GET /healthz, at once in every state: 200 while this node
+// is connected to NATS with the board's buckets followed, else 503. The
+// body's state says which:
+//
+//	starting             the board is not loaded yet
+//	waiting for NATS     not loaded yet, NATS not reachable (nats says where)
+//	connected            200: posts, likes and other nodes' news work
+//	reconnecting         NATS lost after start: this node's pages are
+//	                     served from its copy of the board; changes fail
+//	store unavailable    NATS is up but the buckets cannot be opened or
+//	                     followed (JetStream away, no quorum); err says why
+//
+// Either way the node goes on serving its own pages: board.list and
+// board.stats are answered from its copy of the board.
 func (b *Board) health(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
+	storeState, loaded := b.store.status()
 	h := struct {
-		Node  string `json:"node"`
-		NATS  string `json:"nats"`
-		Pages int    `json:"pages"`
-	}{Node: b.node, NATS: "connected", Pages: b.pages.Len()}
-	if !b.nodes.Connected() {
-		h.NATS = "disconnected: this node's pages are served from its copy of the board; changes need NATS"
+		Node   string `json:"node"`
+		State  string `json:"state"`
+		NATS   string `json:"nats"`
+		URL    string `json:"url"`
+		Server string `json:"server,omitempty"` // the server connected to, of those in url
+		Store  string `json:"store"`
+		Pages  int    `json:"pages"`
+	}{Node: b.node, NATS: strings.ToLower(b.nc.Status().String()), URL: b.url, Server: b.nc.ConnectedUrl(),
+		Store: storeState, Pages: b.pages.Len()}
+	connected := b.nc.IsConnected()
+	switch {
+	case !loaded && !connected:
+		h.State = "waiting for NATS"
+	case !loaded:
+		h.State = "starting"
+	case !connected:
+		h.State = "reconnecting"
+		h.Store = "this node's pages are served from its copy of the board; changes need NATS"
+	case storeState != "ready":
+		h.State = "store unavailable"
+	default:
+		h.State = "connected"
+	}
+	if h.State != "connected" {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	json.NewEncoder(w).Encode(h)

@@ -9,10 +9,22 @@
 //	go run ./examples/realtime -addr 127.0.0.1:8081 -nats-embed                  # and NATS on 127.0.0.1:4222
 //	go run ./examples/realtime -addr 127.0.0.1:8082 -nats nats://127.0.0.1:4222
 //
-// The board's state is in NATS JetStream (store.go), so every node shows
-// the same board and a node started late replays it; its news reaches the
-// pages of every node through a cluster.Topic (board.go). With no flag the
-// node embeds a NATS server that listens on no port: one node, no setup.
+// Or join a NATS cluster run the way production runs it, three
+// nats-server processes with routes and JetStream, given every server:
+//
+//	go run ./examples/realtime -addr 127.0.0.1:8081 -nats nats://127.0.0.1:4222,nats://127.0.0.1:4223,nats://127.0.0.1:4224
+//
+// The board's state is in NATS JetStream (store.go), in file storage with
+// -replicas copies (3 on a NATS cluster, by default), so every node shows
+// the same board, a node started late replays it, and a NATS server's
+// restart or loss loses nothing; its news reaches the pages of every node
+// through a cluster.Topic (board.go). With no flag the node embeds a NATS
+// server that listens on no port: one node, no setup; its board is kept
+// across restarts with -data DIR, and is gone at exit without.
+//
+// GET /healthz answers at once in every state, 200 only when the node has
+// NATS and its board (board.go's health lists the states); /rpc answers
+// 503 until the board is loaded.
 //
 // One Go server serves the page (embedded static files), a sign-in at
 // /login, and JSON-RPC 2.0 over WebSocket at /rpc, with ws.Server. The
@@ -59,6 +71,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -74,7 +87,10 @@ var static embed.FS
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to serve on (host:port)")
 	var nc natsConfig
-	flag.StringVar(&nc.URL, "nats", "", "join a cluster: the URL of its NATS server (with JetStream), e.g. nats://127.0.0.1:4222")
+	flag.StringVar(&nc.URL, "nats", "", "join a cluster: the URL of its NATS server (with JetStream), e.g. nats://127.0.0.1:4222, "+
+		"or the URLs of a NATS cluster's servers, comma-separated")
+	flag.IntVar(&nc.Replicas, "replicas", 0, "copies of each of the board's buckets: 3 on a NATS cluster, 1 on a single server; 0: that, chosen from the server NATS says it is")
+	flag.StringVar(&nc.Data, "data", "", "without -nats: keep the embedded NATS server's store (the board) in this directory, across restarts; default: a temporary one, removed at exit")
 	flag.BoolVar(&nc.Embed, "nats-embed", false, "start a NATS server with JetStream in this node, on -nats-addr, for other nodes to join")
 	flag.StringVar(&nc.Addr, "nats-addr", "127.0.0.1:4222", "with -nats-embed: the address the embedded NATS server listens on")
 	flag.Parse()
@@ -101,7 +117,7 @@ func run(addr string, cfg natsConfig, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ready := func() { fmt.Printf("realtime demo: open %s\n", pageURL(ln.Addr())) }
-	if err := serve(ctx, ln, conn, log, ready); err != nil {
+	if err := serve(ctx, ln, conn, cfg.board(), log, ready); err != nil {
 		return fmt.Errorf("realtime demo: %w", err)
 	}
 	return nil
@@ -133,17 +149,15 @@ func pageURL(a net.Addr) string {
 	return "http://" + net.JoinHostPort(host, fmt.Sprint(tcp.Port)) + "/"
 }
 
-// serve serves the demo on ln, with the board in nc's JetStream, until ctx
-// ends, then shuts down: WebSocket peers first (in-flight calls finish),
-// then the HTTP server, then the board. It calls ready, if not nil, once
-// the board is loaded and the server is about to accept.
-func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, log *slog.Logger, ready func()) error {
+// serve serves the demo on ln, with the board in nc's JetStream as cfg
+// says, until ctx ends, then shuts down: WebSocket peers first (in-flight
+// calls finish), then the HTTP server, then the board. It serves /healthz
+// at once, and /rpc once the board is loaded (503 before); it calls ready,
+// if not nil, once the board is loaded.
+func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, cfg boardConfig, log *slog.Logger, ready func()) error {
 	bctx, stopBoard := context.WithCancel(context.Background())
 	defer stopBoard()
-	board, wait, err := startBoard(ctx, bctx, nc, log)
-	if err != nil && ctx.Err() != nil {
-		return nil // stopped while waiting for NATS
-	}
+	board, loaded, wait, err := startBoard(bctx, nc, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -157,6 +171,7 @@ func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, log *slog.Logger
 		},
 		// BaseContext stays the default, the upgrade request's context:
 		// the handlers find the user that requireSession put there.
+		// Neither hook waits for NATS (Board.Join at most joinFlush).
 		OnConnect: func(p *jsonrpc.Peer, r *http.Request) {
 			user, _ := userFrom(r.Context())
 			log.Info("page connected", "user", user, "remote", r.RemoteAddr)
@@ -173,15 +188,12 @@ func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, log *slog.Logger
 	var auth sessions
 	mux := http.NewServeMux()
 	mux.HandleFunc("/login", auth.login)
-	mux.Handle("/rpc", auth.requireSession(rpc))
+	mux.Handle("/rpc", auth.requireSession(whenLoaded(loaded, rpc)))
 	mux.HandleFunc("/healthz", board.health)
 	files, _ := fs.Sub(static, "static")
 	mux.Handle("/", http.FileServerFS(files))
 
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	if ready != nil {
-		ready()
-	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 
@@ -189,6 +201,15 @@ func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, log *slog.Logger
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	case <-loaded:
+		if ready != nil {
+			ready()
+		}
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+		}
 	}
 	// The WebSocket connections first: http.Server.Shutdown does not know
 	// about hijacked connections. rpc.Shutdown returns once every /rpc
@@ -201,6 +222,18 @@ func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, log *slog.Logger
 	err = hs.Shutdown(sctx)
 	<-errc // http.ErrServerClosed
 	return err
+}
+
+// whenLoaded answers 503 until loaded is closed, then serves with h.
+func whenLoaded(loaded <-chan struct{}, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-loaded:
+			h.ServeHTTP(w, r)
+		default:
+			http.Error(w, "the board is not loaded yet: see /healthz", http.StatusServiceUnavailable)
+		}
+	})
 }
 
 // logCalls returns an interceptor that logs every call and notification a
@@ -228,31 +261,20 @@ func logCalls(log *slog.Logger) jsonrpc.Interceptor {
 	}
 }
 
-// startBoard loads the board from JetStream (retrying until ctx ends) and
-// keeps this node's page count in it until bctx ends; wait returns once
-// the count is deleted and the board's goroutines are done.
-func startBoard(ctx, bctx context.Context, nc *nats.Conn, log *slog.Logger) (*Board, func(), error) {
+// startBoard starts following the board in JetStream and keeping this
+// node's page count in it, until bctx ends; loaded is closed once the
+// board is loaded, and wait returns once the count is deleted (at most a
+// second) and the board's goroutines are done.
+func startBoard(bctx context.Context, nc *nats.Conn, cfg boardConfig, log *slog.Logger) (*Board, <-chan struct{}, func(), error) {
 	nodes, err := cluster.New(nc, cluster.Options{Prefix: "realtime", Logger: log})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	st := newStore(log)
-	board := NewBoard(log, st, nodes, kvKey(nodes.ID()))
-	// The watches run until bctx ends; the load gives up when ctx does.
-	lctx, cancel := context.WithCancel(bctx)
-	stop := context.AfterFunc(ctx, cancel)
-	err = st.start(lctx, nc, board.onlineChanged)
-	stop()
-	if err != nil {
-		cancel()
-		nodes.Close()
-		return nil, nil, err
-	}
-	board.countPages(0) // this node is up, with no pages yet
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		board.keepOnline(bctx)
-	}()
-	return board, func() { <-done; cancel(); nodes.Close() }, nil
+	st := newStore(log, cfg.Replicas)
+	board := NewBoard(log, st, nodes, nc, cfg.URL, kvKey(nodes.ID()))
+	board.ctx = bctx
+	var wg sync.WaitGroup
+	wg.Go(func() { st.run(bctx, nc, cfg.URL) })
+	wg.Go(func() { board.keepOnline(bctx) })
+	return board, st.loaded, func() { wg.Wait(); board.bg.Wait(); nodes.Close() }, nil
 }

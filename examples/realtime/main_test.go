@@ -38,7 +38,7 @@ func startServer(t *testing.T) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	ready := make(chan struct{})
-	go func() { done <- serve(ctx, ln, nc, log, func() { close(ready) }) }()
+	go func() { done <- serve(ctx, ln, nc, natsConfig{}.board(), log, func() { close(ready) }) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -32,31 +32,61 @@ import (
 //	           every node; the note keys it covers are then purged, as
 //	           housekeeping.
 //
-// Bucket "board_online" (KV, TTL onlineTTL, with limit markers):
+// Bucket "board_online" (KV, file storage, TTL onlineTTL, with limit
+// markers):
 //
 //	<node>     how many pages that node serves, "2". Each node writes its
-//	           count when it changes and every onlineRefresh; a node that
+//	           count when it changes and every onlineRefresh, from a
+//	           goroutine of its own (never on a page's path); a node that
 //	           dies without deleting its key drops out of Stats.Online when
 //	           the key ages out, and every node sees that (the server
 //	           writes a marker that watchers receive). A TTL, not a count
 //	           in the board bucket, because a crashed node cannot take its
-//	           pages back.
+//	           pages back. File storage, not memory: a memory bucket is
+//	           gone when its server restarts (cluster/README.md, "When
+//	           NATS goes away", says why this design and not heartbeats).
 //
-// Each node watches both buckets from the start, so its view (board.list,
-// board.stats) is the buckets' current state. Stats.Version is the sum of
-// the last revisions the node has applied from the two buckets: it grows
-// with every change, and two nodes that have applied the same changes give
-// the same version.
+// Both buckets are made with the configured number of replicas (3 on a
+// three-server NATS cluster), so that losing a server loses neither.
+//
+// Each node follows both buckets (store.run): it opens them (creating them
+// if they are missing), replays each into a fresh copy that replaces its
+// view at once when the replay is complete, and applies every change
+// after that. It starts again from the opening whenever NATS reconnects,
+// a watch ends, a bucket's stream is not the one it replayed (deleted, or
+// made anew), or the watch is stale (a write of this node's not back
+// within staleAfter; the stream's last sequence not reached by the next
+// check): nothing depends on a watch resuming at a sequence that a restart
+// may have made meaningless, or on the server its consumer lives on.
+//
+// Stats.Version is the sum of the last revisions the node has applied
+// from the two buckets: it grows with every change, and two nodes that
+// have applied the same changes give the same version.
 const (
 	boardBucket   = "board"
 	onlineBucket  = "board_online"
 	onlineTTL     = 15 * time.Second
 	onlineRefresh = 5 * time.Second
 
+	// storeTimeout bounds each JetStream request the store makes, and
+	// checkEvery is how often it checks that the buckets it follows are
+	// still the ones it replayed.
+	storeTimeout = 2 * time.Second
+	checkEvery   = 2 * time.Second
+
+	// staleAfter is how long a write waits for the watch to bring it
+	// before the watch counts as stale and the node replays the buckets:
+	// a watch's consumer lives on one server, and when that server goes
+	// nats.go would notice only after two missed 5 s heartbeats.
+	staleAfter = time.Second
+
 	keyPosted  = "posted"
 	keyCleared = "cleared"
 	notePrefix = "note."
 )
+
+// errNotLoaded is a store operation's error before the buckets are open.
+var errNotLoaded = errors.New("the board's buckets are not open yet")
 
 // cleared is the value of the cleared key.
 type cleared struct {
@@ -64,29 +94,79 @@ type cleared struct {
 	By   string `json:"by"`
 }
 
+// boardState is the board bucket's content as a replay or a watch has
+// applied it.
+type boardState struct {
+	notes   map[int64]Note // every note key seen, cleared ones included until purged
+	posted  int64
+	cleared cleared
+	rev     uint64
+}
+
+func newBoardState() *boardState { return &boardState{notes: make(map[int64]Note)} }
+
+func (b *boardState) apply(e jetstream.KeyValueEntry) {
+	put := e.Operation() == jetstream.KeyValuePut
+	switch key := e.Key(); {
+	case key == keyPosted:
+		if put {
+			b.posted, _ = strconv.ParseInt(string(e.Value()), 10, 64)
+		}
+	case key == keyCleared:
+		b.cleared = cleared{}
+		if put {
+			json.Unmarshal(e.Value(), &b.cleared)
+		}
+	case strings.HasPrefix(key, notePrefix):
+		id, err := strconv.ParseInt(strings.TrimPrefix(key, notePrefix), 10, 64)
+		if err != nil {
+			break
+		}
+		var n Note
+		if put && json.Unmarshal(e.Value(), &n) == nil {
+			b.notes[id] = n
+		} else {
+			delete(b.notes, id)
+		}
+	}
+	b.rev = max(b.rev, e.Revision())
+}
+
+// onlineState is the online bucket's content: pages per node.
+type onlineState struct {
+	counts map[string]int
+	rev    uint64
+}
+
+func newOnlineState() *onlineState { return &onlineState{counts: make(map[string]int)} }
+
+func (o *onlineState) apply(e jetstream.KeyValueEntry) {
+	if e.Operation() == jetstream.KeyValuePut {
+		o.counts[e.Key()], _ = strconv.Atoi(string(e.Value()))
+	} else {
+		delete(o.counts, e.Key())
+	}
+	o.rev = max(o.rev, e.Revision())
+}
+
 // view is one node's copy of the buckets, kept current by their watches.
 type view struct {
-	mu         sync.Mutex
-	notes      map[int64]Note // every note key seen, cleared ones included until purged
-	posted     int64
-	cleared    cleared
-	online     map[string]int // pages per node
-	boardRev   uint64
-	onlineRev  uint64
-	changed    chan struct{} // closed and replaced on every change
-	boardReady bool
+	mu      sync.Mutex
+	board   *boardState
+	online  *onlineState
+	changed chan struct{} // closed and replaced on every change
 }
 
 func newView() *view {
-	return &view{notes: make(map[int64]Note), online: make(map[string]int), changed: make(chan struct{})}
+	return &view{board: newBoardState(), online: newOnlineState(), changed: make(chan struct{})}
 }
 
 // notesLocked returns the notes on the board, oldest first: not cleared,
 // and the last maxNotes.
 func (v *view) notesLocked() []Note {
-	notes := make([]Note, 0, len(v.notes))
-	for id, n := range v.notes {
-		if id > v.cleared.UpTo {
+	notes := make([]Note, 0, len(v.board.notes))
+	for id, n := range v.board.notes {
+		if id > v.board.cleared.UpTo {
 			notes = append(notes, n)
 		}
 	}
@@ -99,14 +179,14 @@ func (v *view) notesLocked() []Note {
 
 func (v *view) statsLocked() Stats {
 	online := 0
-	for _, n := range v.online {
+	for _, n := range v.online.counts {
 		online += n
 	}
 	return Stats{
 		Notes:   len(v.notesLocked()),
-		Posted:  v.posted,
+		Posted:  v.board.posted,
 		Online:  online,
-		Version: int64(v.boardRev + v.onlineRev),
+		Version: int64(v.board.rev + v.online.rev),
 	}
 }
 
@@ -114,8 +194,8 @@ func (v *view) statsLocked() Stats {
 func (v *view) note(id int64) (Note, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	n, ok := v.notes[id]
-	return n, ok && id > v.cleared.UpTo
+	n, ok := v.board.notes[id]
+	return n, ok && id > v.board.cleared.UpTo
 }
 
 // signalLocked wakes everyone waiting for a change.
@@ -124,56 +204,49 @@ func (v *view) signalLocked() {
 	v.changed = make(chan struct{})
 }
 
-// applyBoard applies one entry of the board bucket's watch.
 func (v *view) applyBoard(e jetstream.KeyValueEntry) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	put := e.Operation() == jetstream.KeyValuePut
-	switch key := e.Key(); {
-	case key == keyPosted:
-		if put {
-			v.posted, _ = strconv.ParseInt(string(e.Value()), 10, 64)
-		}
-	case key == keyCleared:
-		v.cleared = cleared{}
-		if put {
-			json.Unmarshal(e.Value(), &v.cleared)
-		}
-	case strings.HasPrefix(key, notePrefix):
-		id, err := strconv.ParseInt(strings.TrimPrefix(key, notePrefix), 10, 64)
-		if err != nil {
-			break
-		}
-		var n Note
-		if put && json.Unmarshal(e.Value(), &n) == nil {
-			v.notes[id] = n
-		} else {
-			delete(v.notes, id)
-		}
-	}
-	v.boardRev = max(v.boardRev, e.Revision())
+	v.board.apply(e)
 	v.signalLocked()
 }
 
-// applyOnline applies one entry of the online bucket's watch.
 func (v *view) applyOnline(e jetstream.KeyValueEntry) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if e.Operation() == jetstream.KeyValuePut {
-		v.online[e.Key()], _ = strconv.Atoi(string(e.Value()))
-	} else {
-		delete(v.online, e.Key())
-	}
-	v.onlineRev = max(v.onlineRev, e.Revision())
+	v.online.apply(e)
 	v.signalLocked()
 }
 
-// wait returns once the view has applied the board bucket up to boardRev
-// and the online bucket up to onlineRev, or when ctx ends.
-func (v *view) wait(ctx context.Context, boardRev, onlineRev uint64) error {
+// installBoard replaces the board's copy with a complete replay. Its
+// revision never goes back unless the bucket is a new one (fresh).
+func (v *view) installBoard(b *boardState, fresh bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !fresh {
+		b.rev = max(b.rev, v.board.rev)
+	}
+	v.board = b
+	v.signalLocked()
+}
+
+// installOnline is installBoard for the online bucket.
+func (v *view) installOnline(o *onlineState, fresh bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !fresh {
+		o.rev = max(o.rev, v.online.rev)
+	}
+	v.online = o
+	v.signalLocked()
+}
+
+// wait returns once the view has applied the board bucket up to boardRev,
+// or when ctx ends.
+func (v *view) wait(ctx context.Context, boardRev uint64) error {
 	for {
 		v.mu.Lock()
-		done := v.boardRev >= boardRev && v.onlineRev >= onlineRev
+		done := v.board.rev >= boardRev
 		ch := v.changed
 		v.mu.Unlock()
 		if done {
@@ -187,110 +260,401 @@ func (v *view) wait(ctx context.Context, boardRev, onlineRev uint64) error {
 	}
 }
 
-// store is the board's state in JetStream and this node's view of it.
-type store struct {
-	log    *slog.Logger
-	board  jetstream.KeyValue
-	online jetstream.KeyValue
-	view   *view
-}
-
-// newStore returns a store whose view is empty until start.
-func newStore(log *slog.Logger) *store { return &store{log: log, view: newView()} }
-
-// start creates the buckets if they do not exist yet (every node asks, with
-// the same configuration), starts watching them until ctx ends, and returns
-// once the view holds their current state. onOnline sees every entry of the
-// online bucket after the view has applied it. start retries until ctx
-// ends, so that a node may start before its NATS server is reachable.
-func (s *store) start(ctx context.Context, nc *nats.Conn, onOnline func(jetstream.KeyValueEntry)) error {
-	js, err := jetstream.New(nc)
-	if err != nil {
+// waitView is view.wait that reports the watch stale (to follow) once the
+// view has not reached rev within staleAfter, and goes on waiting.
+func (s *store) waitView(ctx context.Context, rev uint64) error {
+	wctx, cancel := context.WithTimeout(ctx, staleAfter)
+	err := s.view.wait(wctx, rev)
+	cancel()
+	if err == nil || ctx.Err() != nil {
 		return err
 	}
-	if !nc.IsConnected() {
-		s.log.Info("waiting for NATS", "status", nc.Status().String())
+	select {
+	case s.stale <- struct{}{}:
+	default:
 	}
+	return s.view.wait(ctx, rev)
+}
+
+// store is the board's state in JetStream and this node's view of it.
+type store struct {
+	log      *slog.Logger
+	replicas int
+	view     *view
+
+	// Set before run, called from the watches' goroutine: onOnline after
+	// the view applied a change of the online bucket, onLoad after a
+	// complete replay replaced the view.
+	onOnline func(jetstream.KeyValueEntry)
+	onLoad   func()
+
+	mu      sync.Mutex
+	board   jetstream.KeyValue // nil until opened
+	online  jetstream.KeyValue
+	state   string        // for /healthz: "starting", "waiting for NATS", "store unavailable: …", "ready"
+	loaded  chan struct{} // closed once the view has held both buckets
+	created [2]time.Time  // when the followed streams were made
+	lastSeq [2]uint64     // the streams' last sequences at the last check
+	stale   chan struct{} // 1-buffered: a write waited staleAfter for the watch
+}
+
+// newStore returns a store whose view is empty until run has replayed the
+// buckets, which it makes with replicas copies (0: 3 when the server is
+// part of a NATS cluster, else 1).
+func newStore(log *slog.Logger, replicas int) *store {
+	return &store{log: log, replicas: replicas, view: newView(), state: "starting", loaded: make(chan struct{}), stale: make(chan struct{}, 1),
+		onOnline: func(jetstream.KeyValueEntry) {}, onLoad: func() {}}
+}
+
+// status returns what /healthz says of the store, and whether the view
+// has ever held both buckets.
+func (s *store) status() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.loaded:
+		return s.state, true
+	default:
+		return s.state, false
+	}
+}
+
+// report records how a JetStream operation of the node went, so that
+// /healthz says "store unavailable" from the first failure to the next
+// success, once the board is loaded.
+func (s *store) report(err error) {
+	if errors.Is(err, errNotLoaded) || errors.Is(err, context.Canceled) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.loaded:
+	default:
+		return
+	}
+	if err != nil {
+		s.state = "store unavailable: " + err.Error()
+	} else {
+		s.state = "ready"
+	}
+}
+
+func (s *store) setState(state string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state = state
+}
+
+// kvs returns the buckets' handles, or errNotLoaded.
+func (s *store) kvs() (board, online jetstream.KeyValue, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.board == nil {
+		return nil, nil, errNotLoaded
+	}
+	return s.board, s.online, nil
+}
+
+// run follows the buckets until ctx ends: it opens them (retrying while
+// NATS or JetStream is away), replays them into the view and applies their
+// changes, and starts again whenever NATS reconnects, a watch ends or a
+// bucket is not the one it replayed. url names the NATS server(s) in logs.
+func (s *store) run(ctx context.Context, nc *nats.Conn, url string) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		s.setState("store unavailable: " + err.Error())
+		return
+	}
+	reconnected := nc.StatusChanged(nats.CONNECTED)
+	defer nc.RemoveStatusListener(reconnected)
+	for ctx.Err() == nil {
+		if !s.open(ctx, js, nc, url) {
+			return
+		}
+		s.follow(ctx, reconnected)
+	}
+}
+
+// open opens (or creates) both buckets, retrying every half second until
+// it can or ctx ends, and logs while it waits, with the URL it waits for.
+func (s *store) open(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, url string) bool {
 	for attempt := 0; ; attempt++ {
-		err = s.open(ctx, js)
+		err := s.openOnce(ctx, js, nc)
 		if err == nil {
-			break
+			return true
 		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("open the board's buckets: %w", err)
+		state := "store unavailable: " + err.Error()
+		if !nc.IsConnected() {
+			state = "waiting for NATS"
 		}
-		if attempt%10 == 0 {
-			s.log.Info("waiting for NATS JetStream", "err", err)
+		s.setState(state)
+		if attempt%10 == 0 && ctx.Err() == nil {
+			s.log.Info("waiting for NATS JetStream", "url", url, "nats", nc.Status().String(), "err", err)
 		}
 		select {
 		case <-ctx.Done():
+			return false
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	if err := s.watch(ctx, s.board, s.view.applyBoard); err != nil {
-		return err
-	}
-	return s.watch(ctx, s.online, func(e jetstream.KeyValueEntry) {
-		s.view.applyOnline(e)
-		onOnline(e)
-	})
 }
 
-func (s *store) open(ctx context.Context, js jetstream.JetStream) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+func (s *store) openOnce(ctx context.Context, js jetstream.JetStream, nc *nats.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	var err error
-	s.board, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	replicas := s.replicas
+	if replicas <= 0 {
+		replicas = 1
+		if nc.ConnectedClusterName() != "" {
+			replicas = 3
+		}
+	}
+	board, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      boardBucket,
 		Description: "examples/realtime: the sticky board",
 		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("open bucket %s: %w", boardBucket, err)
 	}
-	s.online, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	online, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:         onlineBucket,
 		Description:    "examples/realtime: pages online per node",
-		Storage:        jetstream.MemoryStorage,
+		Storage:        jetstream.FileStorage,
+		Replicas:       replicas,
 		TTL:            onlineTTL,
 		LimitMarkerTTL: time.Second,
 	})
-	return err
+	if err != nil {
+		return fmt.Errorf("open bucket %s: %w", onlineBucket, err)
+	}
+	s.mu.Lock()
+	s.board, s.online = board, online
+	s.mu.Unlock()
+	return nil
 }
 
-// watch applies kv's current state and then every change to it, with
-// apply, until ctx ends; it returns once the current state is applied.
-func (s *store) watch(ctx context.Context, kv jetstream.KeyValue, apply func(jetstream.KeyValueEntry)) error {
+// streamOf returns the creation time and last sequence of kv's stream.
+func streamOf(ctx context.Context, kv jetstream.KeyValue) (time.Time, uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return time.Time{}, 0, err
+	}
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok {
+		return time.Time{}, 0, errors.New("no stream info")
+	}
+	return bs.StreamInfo().Created, bs.StreamInfo().State.LastSeq, nil
+}
+
+// follow replays both buckets into the view and applies their changes
+// until ctx ends, NATS reconnects, a watch ends, or a periodic check finds
+// a bucket's stream gone or made anew.
+func (s *store) follow(ctx context.Context, reconnected <-chan nats.Status) {
+	for len(reconnected) > 0 { // the reconnection that brought us here
+		<-reconnected
+	}
+	s.mu.Lock()
+	s.lastSeq = [2]uint64{}
+	s.mu.Unlock()
+	board, online, _ := s.kvs()
+	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel: deferred calls run last first
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ended := make(chan error, 2)
+	fresh := s.fresh(ctx, board, online)
+	var replayed sync.WaitGroup
+	replayed.Add(2)
+	wg.Go(func() {
+		ended <- watchBucket(fctx, board, &replayed, func() *boardState { return newBoardState() },
+			func(b *boardState) { s.view.installBoard(b, fresh[0]) }, s.view.applyBoard)
+	})
+	wg.Go(func() {
+		ended <- watchBucket(fctx, online, &replayed, func() *onlineState { return newOnlineState() },
+			func(o *onlineState) {
+				// A key that aged out left only its marker, which also
+				// ages out: count the stream's last sequence, as the
+				// nodes that saw it live do.
+				if _, last, err := streamOf(fctx, online); err == nil {
+					o.rev = max(o.rev, last)
+				}
+				s.view.installOnline(o, fresh[1])
+			},
+			func(e jetstream.KeyValueEntry) { s.view.applyOnline(e); s.onOnline(e) })
+	})
+	loaded := make(chan struct{})
+	wg.Go(func() {
+		replayed.Wait()
+		close(loaded)
+	})
+	check := time.NewTicker(checkEvery)
+	defer check.Stop()
+	for {
+		select {
+		case <-loaded:
+			loaded = nil
+			s.mu.Lock()
+			s.state = "ready"
+			select {
+			case <-s.loaded:
+			default:
+				close(s.loaded)
+			}
+			s.mu.Unlock()
+			s.onLoad()
+		case <-reconnected:
+			s.log.Info("NATS reconnected: replaying the board's buckets")
+			return
+		case <-s.stale:
+			if loaded == nil { // else this replay brings it
+				s.log.Info("a write did not come back from the watch: replaying the board's buckets", "after", staleAfter)
+				return
+			}
+		case err := <-ended:
+			s.log.Info("a watch of the board's buckets ended: opening them again", "err", err)
+			return
+		case <-check.C:
+			if err := s.check(ctx, board, online); err != nil {
+				s.log.Warn("the board's buckets changed under this node: opening them again", "err", err)
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// fresh reports for each bucket whether its stream is not the one this
+// node followed before (made anew: its revisions start again), and
+// remembers the streams' creation times.
+func (s *store) fresh(ctx context.Context, kvs ...jetstream.KeyValue) [2]bool {
+	var fresh [2]bool
+	for i, kv := range kvs {
+		created, _, err := streamOf(ctx, kv)
+		if err != nil {
+			continue
+		}
+		s.mu.Lock()
+		if !s.created[i].IsZero() && !created.Equal(s.created[i]) {
+			fresh[i] = true
+			s.log.Warn("bucket made anew: its revisions start again", "bucket", kv.Bucket())
+		}
+		s.created[i] = created
+		s.mu.Unlock()
+	}
+	return fresh
+}
+
+// check returns an error when a bucket's stream is gone or is not the one
+// this node replayed, or when the view has not reached the last sequence
+// the previous check found. A server that does not answer is not an error
+// here: the connection's pings find that.
+func (s *store) check(ctx context.Context, kvs ...jetstream.KeyValue) error {
+	s.view.mu.Lock()
+	revs := [2]uint64{s.view.board.rev, s.view.online.rev}
+	s.view.mu.Unlock()
+	for i, kv := range kvs {
+		created, last, err := streamOf(ctx, kv)
+		if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("bucket %s: %w", kv.Bucket(), err)
+		}
+		if err != nil {
+			continue
+		}
+		s.mu.Lock()
+		known, before := s.created[i], s.lastSeq[i]
+		s.lastSeq[i] = last
+		s.mu.Unlock()
+		if !known.IsZero() && !created.Equal(known) {
+			return fmt.Errorf("bucket %s was made anew", kv.Bucket())
+		}
+		if revs[i] < before {
+			return fmt.Errorf("the watch of bucket %s is stale: at revision %d, the stream was at %d %v ago", kv.Bucket(), revs[i], before, checkEvery)
+		}
+	}
+	return nil
+}
+
+// applier is a bucket's content being replayed.
+type applier interface{ apply(jetstream.KeyValueEntry) }
+
+// watchBucket replays kv into a fresh copy (made by fresh), hands it to
+// install once complete (and marks replayed done), then applies every
+// change with live, until ctx ends (nil) or the watch ends (its error).
+func watchBucket[T applier](ctx context.Context, kv jetstream.KeyValue, replayed *sync.WaitGroup,
+	fresh func() T, install func(T), live func(jetstream.KeyValueEntry)) error {
+	replaying := true
+	done := func() {
+		if replaying {
+			replaying = false
+			replayed.Done()
+		}
+	}
+	defer done()
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
 		return fmt.Errorf("watch bucket %s: %w", kv.Bucket(), err)
 	}
-	ready := make(chan struct{})
-	go func() {
-		defer w.Stop()
-		for e := range w.Updates() {
-			if e == nil { // the current state has been replayed
-				close(ready)
-				continue
+	defer stopWatch(w)
+	copy := fresh()
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			switch {
+			case !ok:
+				return fmt.Errorf("watch of bucket %s ended", kv.Bucket())
+			case e == nil: // the current state has been replayed
+				install(copy)
+				done()
+			case replaying:
+				copy.apply(e)
+			default:
+				live(e)
 			}
-			apply(e)
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// stopWatch stops w, in the background: nats.go's Stop deletes the watch's
+// consumer with a request that waits up to 5 s for a server that does not
+// answer (or until the connection closes), and nobody needs its answer.
+// It drains what w still delivers, so that nats.go's goroutine blocked on
+// the updates channel returns; for at most a second after Stop.
+func stopWatch(w jetstream.KeyWatcher) {
+	go func() {
+		w.Stop()
+		timeout := time.After(time.Second)
+		for {
+			select {
+			case _, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+			case <-timeout:
+				return
+			}
 		}
 	}()
-	select {
-	case <-ready:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("replay bucket %s: %w", kv.Bucket(), context.Cause(ctx))
-	}
 }
 
 // nextID takes the next note id, cluster-wide, by compare-and-set on the
 // posted counter.
 func (s *store) nextID(ctx context.Context) (int64, error) {
+	board, _, err := s.kvs()
+	if err != nil {
+		return 0, err
+	}
 	for {
-		e, err := s.board.Get(ctx, keyPosted)
+		e, err := board.Get(ctx, keyPosted)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			if _, err := s.board.Create(ctx, keyPosted, []byte("1")); err == nil {
+			if _, err := board.Create(ctx, keyPosted, []byte("1")); err == nil {
 				return 1, nil
 			} else if !errors.Is(err, jetstream.ErrKeyExists) {
 				return 0, err
@@ -304,7 +668,7 @@ func (s *store) nextID(ctx context.Context) (int64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("bad posted counter %q: %w", e.Value(), err)
 		}
-		_, err = s.board.Update(ctx, keyPosted, []byte(strconv.FormatInt(n+1, 10)), e.Revision())
+		_, err = board.Update(ctx, keyPosted, []byte(strconv.FormatInt(n+1, 10)), e.Revision())
 		if err == nil {
 			return n + 1, nil
 		}
@@ -317,22 +681,30 @@ func (s *store) nextID(ctx context.Context) (int64, error) {
 
 // putNote writes a new note and returns once this node's view has it.
 func (s *store) putNote(ctx context.Context, n Note) error {
-	data, _ := json.Marshal(n)
-	rev, err := s.board.Put(ctx, noteKey(n.ID), data)
+	board, _, err := s.kvs()
 	if err != nil {
 		return err
 	}
-	return s.view.wait(ctx, rev, 0)
+	data, _ := json.Marshal(n)
+	rev, err := board.Put(ctx, noteKey(n.ID), data)
+	if err != nil {
+		return err
+	}
+	return s.waitView(ctx, rev)
 }
 
 // like adds one like to note id by compare-and-set, and returns the note
 // once this node's view has it; false when the note is not on the board.
 func (s *store) like(ctx context.Context, id int64) (Note, bool, error) {
+	board, _, err := s.kvs()
+	if err != nil {
+		return Note{}, false, err
+	}
 	for {
 		if _, ok := s.view.note(id); !ok {
 			return Note{}, false, nil
 		}
-		e, err := s.board.Get(ctx, noteKey(id))
+		e, err := board.Get(ctx, noteKey(id))
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 			return Note{}, false, nil
 		}
@@ -345,33 +717,37 @@ func (s *store) like(ctx context.Context, id int64) (Note, bool, error) {
 		}
 		n.Likes++
 		data, _ := json.Marshal(n)
-		rev, err := s.board.Update(ctx, noteKey(id), data, e.Revision())
+		rev, err := board.Update(ctx, noteKey(id), data, e.Revision())
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			continue // liked or purged meanwhile: read again
 		}
 		if err != nil {
 			return Note{}, false, err
 		}
-		return n, true, s.view.wait(ctx, rev, 0)
+		return n, true, s.waitView(ctx, rev)
 	}
 }
 
 // clear takes every note posted so far off the board, cluster-wide, with
 // one write of the cleared key, and returns how many notes this node showed
-// of those. The note keys are then purged (housekeeping: the board no
-// longer shows them either way).
-func (s *store) clear(ctx context.Context, by string) (int, error) {
+// of those and the ids of the note keys to purge (housekeeping: the board
+// no longer shows them either way).
+func (s *store) clear(ctx context.Context, by string) (int, []int64, error) {
+	board, _, err := s.kvs()
+	if err != nil {
+		return 0, nil, err
+	}
 	var upTo int64
-	e, err := s.board.Get(ctx, keyPosted)
+	e, err := board.Get(ctx, keyPosted)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 	case err != nil:
-		return 0, err
+		return 0, nil, err
 	default:
 		upTo, _ = strconv.ParseInt(string(e.Value()), 10, 64)
 		// The notes posted up to upTo may still be on their way here.
-		if err := s.view.wait(ctx, e.Revision(), 0); err != nil {
-			return 0, err
+		if err := s.waitView(ctx, e.Revision()); err != nil {
+			return 0, nil, err
 		}
 	}
 	s.view.mu.Lock()
@@ -382,7 +758,7 @@ func (s *store) clear(ctx context.Context, by string) (int, error) {
 			n++
 		}
 	}
-	for id := range s.view.notes {
+	for id := range s.view.board.notes {
 		if id <= upTo {
 			ids = append(ids, id)
 		}
@@ -390,55 +766,65 @@ func (s *store) clear(ctx context.Context, by string) (int, error) {
 	s.view.mu.Unlock()
 
 	data, _ := json.Marshal(cleared{UpTo: upTo, By: by})
-	rev, err := s.board.Put(ctx, keyCleared, data)
+	rev, err := board.Put(ctx, keyCleared, data)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	if err := s.view.wait(ctx, rev, 0); err != nil {
-		return 0, err
+	if err := s.waitView(ctx, rev); err != nil {
+		return 0, nil, err
 	}
-	s.purge(ctx, ids)
-	return n, nil
+	return n, ids, nil
 }
 
 // purge removes note keys that are off the board, best effort.
 func (s *store) purge(ctx context.Context, ids []int64) {
+	board, _, err := s.kvs()
+	if err != nil {
+		return
+	}
 	for _, id := range ids {
-		if err := s.board.Purge(ctx, noteKey(id)); err != nil {
+		if err := board.Purge(ctx, noteKey(id)); err != nil {
 			s.log.Info("purge of a note off the board failed", "id", id, "err", err)
 			return
 		}
 	}
 }
 
-// scrollOff purges the keys of the notes that no longer fit on the board.
-func (s *store) scrollOff(ctx context.Context) {
+// scrolledOff returns the ids of the notes that no longer fit on the
+// board, for purge.
+func (s *store) scrolledOff() []int64 {
 	s.view.mu.Lock()
+	defer s.view.mu.Unlock()
 	shown := s.view.notesLocked()
 	var ids []int64
 	if len(shown) == maxNotes {
-		for id := range s.view.notes {
-			if id > s.view.cleared.UpTo && id < shown[0].ID {
+		for id := range s.view.board.notes {
+			if id > s.view.board.cleared.UpTo && id < shown[0].ID {
 				ids = append(ids, id)
 			}
 		}
 	}
-	s.view.mu.Unlock()
-	s.purge(ctx, ids)
+	return ids
 }
 
-// setOnline writes this node's page count and returns once the view has it.
+// setOnline writes this node's page count; the watch brings it to the
+// view.
 func (s *store) setOnline(ctx context.Context, node string, pages int) error {
-	rev, err := s.online.Put(ctx, node, []byte(strconv.Itoa(pages)))
+	_, online, err := s.kvs()
 	if err != nil {
 		return err
 	}
-	return s.view.wait(ctx, 0, rev)
+	_, err = online.Put(ctx, node, []byte(strconv.Itoa(pages)))
+	return err
 }
 
 // dropOnline deletes this node's page count, as it leaves.
 func (s *store) dropOnline(ctx context.Context, node string) error {
-	return s.online.Delete(ctx, node)
+	_, online, err := s.kvs()
+	if err != nil {
+		return err
+	}
+	return online.Delete(ctx, node)
 }
 
 func noteKey(id int64) string { return notePrefix + strconv.FormatInt(id, 10) }

@@ -122,7 +122,7 @@ func (b *outBatch) send(ctx context.Context, idx []int) (*outMsg, error) {
 	}
 	for _, i := range idx { // by index: other goroutines set elems[i].Error
 		if !b.ids[i].IsZero() {
-			ch, err := b.p.pending.add(b.ids[i])
+			ch, err := b.p.pending.add(b.ids[i], nil)
 			if err != nil {
 				b.p.forgetAll(b.idsOf(idx))
 				return nil, err

@@ -42,9 +42,17 @@
 //     another, still run concurrently. One reply array is written when all
 //     are done.
 //   - A reply reaches its caller as soon as it arrives; it does not wait
-//     for notifications that came before it (progress, say) to be handled,
-//     since a notification handler may itself be waiting for that caller.
-//     Send steps that must be seen before the result as calls.
+//     for notifications that came before it to be handled, since a
+//     notification handler may itself be waiting for that caller. Progress
+//     that belongs to a call is the exception, by design: with
+//     Options.Progress (LSPProgress, MCPProgress), a Call whose ctx comes
+//     from WithProgress or WithPartialResults gets a token in its params,
+//     the read loop routes each progress notification for that token to
+//     the call, as it routes replies, and the caller's function runs on
+//     the caller's goroutine, in arrival order; every one that arrived
+//     before the reply has run before Call returns. Progress after the
+//     reply is dropped. A handler reports with ReportProgress and
+//     ReportPartialResult, written before its reply.
 //   - The read loop routes replies to waiting calls as soon as they arrive
 //     and never runs user code, so a handler may call back the other side
 //     (PeerFromContext gives it its Peer) even when every handler slot is
@@ -78,6 +86,9 @@
 //     larger than it goes alone; none larger than the Conn's Limiter);
 //   - the read loop's own refusals and cancel notifications: 1 MiB, past
 //     which the connection ends with ErrSlowConsumer;
+//   - progress waiting for callers' functions (Options.Progress): a budget
+//     of MaxQueuedBytes of its own, for all calls; the call whose progress
+//     does not fit fails at once with ErrOverloaded, and is cancelled;
 //   - a Group member's broadcasts: Group.MaxQueue;
 //   - the message being read: the transport's MaxMessageSize.
 //
@@ -121,6 +132,15 @@
 //     mutex, held for a few instructions (inbatch.go).
 //   - A Group's member queue is written by a goroutine of the member's
 //     that waits for the writer; Group.Notify waits for nothing.
+//   - The read loop queues a call's progress without waiting: when the
+//     call's budget is spent it fails the call, and waits for nothing.
+//     A caller waiting in Call runs its progress functions on its own
+//     goroutine; one that calls the other side back waits, as any Call
+//     does, for the writer and for its reply from the read loop, which
+//     never waits for it. The call's own reply waits, in the caller's
+//     hands, for the functions: an edge from that caller to itself, not
+//     to the read loop. A handler's ReportProgress waits for the writer,
+//     as Notify does.
 //
 // Every edge into the remote side starts at the writer, and the only edge
 // from the read loop to local waiters (room for a notification) exists only

@@ -300,3 +300,37 @@ func ExampleGroup() {
 	// client 1 got hello
 	// client 2 got hello
 }
+
+func ExampleWithProgress() {
+	// A server reports progress on a call in MCP's dialect; the client's
+	// function sees every report, in order, before Call returns.
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "tools/call", func(ctx context.Context, p struct{ Name string }) (string, error) {
+		for i := 1; i <= 3; i++ {
+			progress := map[string]any{"progress": i, "total": 3, "message": fmt.Sprintf("step %d", i)}
+			if err := jsonrpc.ReportProgress(ctx, progress); err != nil { // a no-op without a token
+				return "", err
+			}
+		}
+		return p.Name + " done", nil
+	})
+	a, b := jsonrpc.Pipe()
+	server := jsonrpc.NewPeer(a, jsonrpc.Options{Handler: mux, Progress: jsonrpc.MCPProgress})
+	client := jsonrpc.NewPeer(b, jsonrpc.Options{Progress: jsonrpc.MCPProgress})
+	defer server.Wait()
+	defer client.Close()
+
+	ctx := jsonrpc.WithProgress(context.Background(), func(params json.RawMessage) {
+		var p struct{ Message string }
+		json.Unmarshal(params, &p)
+		fmt.Println("progress:", p.Message)
+	})
+	var result string
+	err := client.Call(ctx, "tools/call", map[string]string{"name": "index"}, &result)
+	fmt.Println(result, err)
+	// Output:
+	// progress: step 1
+	// progress: step 2
+	// progress: step 3
+	// index done <nil>
+}

@@ -112,6 +112,21 @@ type Options struct {
 	// own.
 	Cancel *CancelDialect
 
+	// Progress is the progress dialect of the protocol spoken: a Call
+	// whose ctx carries a function (WithProgress, WithPartialResults) puts
+	// tokens in its params, and the progress notifications for them are
+	// routed by the read loop to that call, as its reply is, never through
+	// the Handler; a handler reports progress with ReportProgress. The
+	// progress of every call waiting for its caller's function is bounded
+	// by a budget of MaxQueuedBytes of its own (each value charged its
+	// size plus 64 bytes); a progress notification that does not fit
+	// fails its call at once with an error wrapping ErrOverloaded (the
+	// call is forgotten and cancelled in the Cancel dialect), rather than
+	// make the read loop wait for a caller's function. By default (nil)
+	// there is none: progress notifications are notifications like any
+	// other. Set LSPProgress or MCPProgress, or a dialect of your own.
+	Progress *ProgressDialect
+
 	// DrainTimeout bounds how long the Peer keeps serving after the remote
 	// side ends its stream cleanly (io.EOF, as when a client closes a
 	// child's stdin after writing its requests): it stops reading, fails

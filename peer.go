@@ -155,6 +155,7 @@ func newPeer(conn Conn, opts []Options) *Peer {
 	// request that opened it, say.
 	p.ctx, p.cancel = context.WithCancel(context.WithValue(context.WithoutCancel(base), peerKey{}, p))
 	p.pending.max = p.opts.MaxPending
+	p.pending.progMax = p.opts.MaxQueuedBytes
 	p.inbound.init(p)
 	p.out.init(p)
 	return p
@@ -385,12 +386,13 @@ func (p *Peer) newID() ID { return ID{raw: strconv.FormatInt(p.nextID.Add(1), 10
 // may call back into this Peer even when every slot is taken.
 func (p *Peer) Call(ctx context.Context, method string, params, result any) error {
 	id := p.newID()
-	if len(p.opts.Interceptors) == 0 {
+	sink := p.newSink(ctx)
+	if len(p.opts.Interceptors) == 0 && sink == nil {
 		msg, err := encodeRequest(id, method, params)
 		if err != nil {
 			return err
 		}
-		resp, err := p.roundTrip(ctx, id, msg)
+		resp, err := p.roundTrip(ctx, id, msg, nil)
 		if err != nil {
 			return err
 		}
@@ -400,6 +402,20 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 	if err != nil {
 		return err
 	}
+	if sink != nil {
+		if raw, err = p.opts.Progress.Inject(raw, sink.work, sink.partial); err != nil {
+			return err
+		}
+		if len(p.opts.Interceptors) == 0 {
+			msg := newMsgBuf()
+			msg.b = appendRequest(msg.b, id, method, raw)
+			resp, err := p.roundTrip(ctx, id, msg, sink)
+			if err != nil {
+				return err
+			}
+			return decodeResult(resp, result)
+		}
+	}
 	info := &CallInfo{Peer: p, Outbound: true, Method: method, ID: id, Params: raw}
 	v, err := p.intercept(info, func(ctx context.Context) (any, error) {
 		if err := checkParams(info.Params); err != nil {
@@ -407,7 +423,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		}
 		msg := newMsgBuf()
 		msg.b = appendRequest(msg.b, id, method, info.Params)
-		return invokerResult(p.roundTrip(ctx, id, msg))
+		return invokerResult(p.roundTrip(ctx, id, msg, sink))
 	})(ctx)
 	if err != nil {
 		return err
@@ -422,8 +438,13 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 // roundTrip sends the request msg, whose id is id, and waits for its reply,
 // ctx or the end of the connection. A handler's slot is given back for the
 // whole wait, room in the outbound queue included.
-func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf) (*response, error) {
-	ch, err := p.pending.add(id)
+//
+// With a progress sink, the caller's progress functions run here, on the
+// caller's goroutine, as progress arrives; once the outcome is in, those
+// of the progress that arrived before it that have not run yet run, in
+// order, before roundTrip returns.
+func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf, sink *progressSink) (*response, error) {
+	ch, err := p.pending.add(id, sink)
 	if err != nil {
 		msg.free()
 		return nil, err
@@ -436,17 +457,30 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf) (*response, er
 		p.pending.forget(id)
 		return nil, err
 	}
+	var ready chan struct{} // nil, never ready, without a sink
+	if sink != nil {
+		ready = sink.ready
+	}
 	var resp *response
-	select {
-	case resp = <-ch:
-	case <-ctx.Done():
-		if p.pending.forget(id) {
-			if !p.out.withdraw(m) { // it went out: tell the other side
-				p.sendCancel(id)
+	for resp == nil {
+		select {
+		case resp = <-ch:
+		case <-ready:
+			p.runProgress(sink)
+			continue
+		case <-ctx.Done():
+			if p.pending.forget(id) {
+				if !p.out.withdraw(m) { // it went out: tell the other side
+					p.sendCancel(id)
+				}
+				return nil, ctx.Err()
 			}
-			return nil, ctx.Err()
+			resp = <-ch // the outcome won the race
 		}
-		resp = <-ch // the outcome won the race
+		break // resp may be nil: the connection ended
+	}
+	if sink != nil {
+		p.runProgress(sink)
 	}
 	return p.delivered(resp)
 }

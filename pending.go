@@ -20,6 +20,12 @@ type pendingTable struct {
 	forgotten     map[ID]struct{}
 	forgottenLog  []ID // a ring, in the order forgotten
 	forgottenNext int  // the oldest in forgottenLog, once it is full
+
+	// Progress (progress_route.go): the calls' tokens, and the bytes of
+	// progress queued for callers' functions, bounded by progMax.
+	tokens    map[ID]*progressSink
+	progBytes int
+	progMax   int
 }
 
 // maxForgotten bounds the forgotten ids kept.
@@ -31,6 +37,8 @@ type waiter struct {
 	ch chan *response
 	g  *replyGroup
 	i  int // the element's index in g
+
+	sink *progressSink // a call's progress, or nil
 }
 
 // replyGroup collects the replies to the calls of one batch. They are
@@ -52,6 +60,7 @@ func (g *replyGroup) put(i int, r *response) {
 
 // outcome hands r to w. Called with the table's mu held.
 func (w waiter) outcome(r *response) {
+
 	if w.g != nil {
 		w.g.put(w.i, r)
 		return
@@ -77,7 +86,7 @@ func (t *pendingTable) len() int {
 // reply, or nil when the connection ended (err then says why). add fails
 // with that error once the table is closed, and with ErrTooManyPending
 // while max calls are pending.
-func (t *pendingTable) add(id ID) (chan *response, error) {
+func (t *pendingTable) add(id ID, s *progressSink) (chan *response, error) {
 	// A channel of its own, not a pooled one: a channel belongs to the
 	// testing/synctest bubble that made it, and one reused outside it (a
 	// Peer in the next test) is a fatal error.
@@ -93,7 +102,10 @@ func (t *pendingTable) add(id ID) (chan *response, error) {
 	if t.calls == nil {
 		t.calls = make(map[ID]waiter)
 	}
-	t.calls[id] = waiter{ch: ch}
+	t.calls[id] = waiter{ch: ch, sink: s}
+	if s != nil {
+		t.addTokens(s)
+	}
 	return ch, nil
 }
 
@@ -145,8 +157,7 @@ func (t *pendingTable) deliver(r *response) int {
 	defer t.mu.Unlock()
 	w, ok := t.calls[r.ID]
 	if ok {
-		delete(t.calls, r.ID)
-		w.outcome(r)
+		t.settle(r.ID, w, r)
 		return replyDelivered
 	}
 	if _, ok := t.forgotten[r.ID]; ok {
@@ -173,8 +184,7 @@ func (t *pendingTable) deliverUnattributed(r *response) int {
 	}
 	n := len(t.calls)
 	for id, w := range t.calls {
-		delete(t.calls, id)
-		w.outcome(r)
+		t.settle(id, w, r)
 	}
 	return n
 }
@@ -207,9 +217,24 @@ func (t *pendingTable) forgetGroup(g *replyGroup, ids []ID) []ID {
 	return left
 }
 
+// settle removes the pending call id, waited for by w, and hands it its
+// outcome r. No more progress is queued for it; what is queued stays for
+// its caller, who runs it before returning. Called with t.mu held.
+func (t *pendingTable) settle(id ID, w waiter, r *response) {
+	delete(t.calls, id)
+	if w.sink != nil {
+		t.dropTokens(w.sink)
+	}
+	w.outcome(r)
+}
+
 // forgetLocked removes a pending call and remembers its id as forgotten.
-// Called with t.mu held.
+// Its progress is dropped: its caller has gone. Called with t.mu held.
 func (t *pendingTable) forgetLocked(id ID) {
+	if w := t.calls[id]; w.sink != nil {
+		t.dropTokens(w.sink)
+		t.discard(w.sink)
+	}
 	delete(t.calls, id)
 	if t.forgotten == nil {
 		t.forgotten = make(map[ID]struct{})
@@ -233,7 +258,6 @@ func (t *pendingTable) close(err error) {
 	}
 	t.closed = err
 	for id, w := range t.calls {
-		w.outcome(nil) // nil tells the caller to read the table's err
-		delete(t.calls, id)
+		t.settle(id, w, nil) // nil tells the caller to read the table's err
 	}
 }

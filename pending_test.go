@@ -20,7 +20,7 @@ func TestPendingExactlyOnce(t *testing.T) {
 		chans := make([]<-chan *response, n)
 		for i := range ids {
 			ids[i] = Int64ID(int64(i))
-			ch, err := tab.add(ids[i])
+			ch, err := tab.add(ids[i], nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +76,7 @@ func TestPendingExactlyOnce(t *testing.T) {
 			t.Fatalf("round %d: %d replies (%d delivered), %d closes, %d forgotten; want %d outcomes",
 				round, replies, delivered.Load(), closes, forgotten.Load(), n)
 		}
-		if _, err := tab.add(Int64ID(-1)); err != closeErr || tab.err() != closeErr {
+		if _, err := tab.add(Int64ID(-1), nil); err != closeErr || tab.err() != closeErr {
 			t.Fatalf("add after close: %v", err)
 		}
 		if tab.deliver(&response{ID: ids[0]}) == replyDelivered || tab.forget(ids[0]) {

@@ -86,6 +86,9 @@ func (p *Peer) route(data []byte) {
 			p.receive(m)
 		case m.invalid == nil && m.req.IsNotification() && p.opts.Cancel != nil && m.req.Method == p.opts.Cancel.Method:
 			cancels = append(cancels, m.req.Params)
+		case m.invalid == nil && m.req.IsNotification() && p.opts.Progress != nil &&
+			m.req.Method == p.opts.Progress.Method && p.routeProgress(m.req.Params):
+			// Routed to its call, as a reply is, or dropped.
 		default:
 			work = append(work, m)
 		}

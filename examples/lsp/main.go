@@ -74,7 +74,7 @@ func main() {
 func serve(conn jsonrpc.Conn, log *slog.Logger) int {
 	srv, peer := listen(conn, log)
 	select {
-	case status := <-srv.exit:
+	case <-srv.exit:
 		// Give the requests still running at most exitGrace to be
 		// answered. Shutdown ends the Peer, closing Done, once they have
 		// returned or ctx has ended; it is not waited for, since what
@@ -85,7 +85,11 @@ func serve(conn jsonrpc.Conn, log *slog.Logger) int {
 		defer cancel()
 		go peer.Shutdown(ctx)
 		<-peer.Done()
-		return status
+		// Only now: a shutdown request that arrived just before exit
+		// (a client that did not wait for its reply) may have run after
+		// the exit notification, which does not wait for calls; it has
+		// run by now, since Shutdown waits for the requests taken before.
+		return srv.exitStatus()
 	case <-peer.Done():
 		// The editor closed our input without sending exit.
 		if err := peer.Wait(); err != nil {

@@ -41,16 +41,17 @@ type server struct {
 	phase phase                // set by the initialize and shutdown handlers
 	docs  map[string]*document // by URI
 
-	// exit receives the process's exit status when the exit notification
-	// comes; it has room for one.
-	exit chan int
+	// exit is signalled when the exit notification comes; it has room for
+	// one. main decides the exit status once the requests that arrived
+	// before exit have been served (see serve).
+	exit chan struct{}
 }
 
 func newServer(log *slog.Logger) *server {
 	return &server{
 		log:  log,
 		docs: make(map[string]*document),
-		exit: make(chan int, 1),
+		exit: make(chan struct{}, 1),
 	}
 }
 
@@ -165,11 +166,12 @@ func (s *server) shutdown(ctx context.Context, _ json.RawMessage) (any, error) {
 	return nil, nil // the result is null
 }
 
-// exitNotification hands the exit status to main, which ends the process.
-// It does not end the Peer itself, nor wait for anything.
+// exitNotification tells main to end the process. It does not end the
+// Peer itself, nor wait for anything, nor decide the status: a shutdown
+// request sent just before it may not have run yet.
 func (s *server) exitNotification(ctx context.Context, _ json.RawMessage) (any, error) {
 	select {
-	case s.exit <- s.exitStatus():
+	case s.exit <- struct{}{}:
 	default: // a second exit: the first one is being acted on
 	}
 	return nil, nil

@@ -245,3 +245,31 @@ func TestPipelined(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownThenExitUnanswered: a client that sends shutdown and then
+// exit without waiting for the reply gets exit status 0, as LSP asks once
+// shutdown was received: the exit notification may run before the
+// shutdown request's handler, so the status is decided once the requests
+// that arrived before exit have been served. (Before the fix: status 1 in
+// most rounds.)
+func TestShutdownThenExitUnanswered(t *testing.T) {
+	for round := range 50 {
+		a, b := jsonrpc.Pipe()
+		status := make(chan int, 1)
+		go func() { status <- serve(a, discard) }()
+		c := newRawClient(t, b)
+		c.send(request(1, methodInitialize, map[string]any{}))
+		if r := c.reply("1"); r.Error != nil {
+			t.Fatalf("round %d: initialize: %v", round, r.Error)
+		}
+		c.send(notification(methodInitialized, map[string]any{}), request(2, methodShutdown, nil), notification(methodExit, nil))
+		select {
+		case code := <-status:
+			if code != 0 {
+				t.Fatalf("round %d: exit status %d after shutdown, exit; want 0", round, code)
+			}
+		case <-time.After(waitTimeout):
+			t.Fatalf("round %d: the server did not exit", round)
+		}
+	}
+}

@@ -22,8 +22,14 @@
 //   - hover: the word under the cursor and the document's word count, in
 //     markdown;
 //   - custom/slowCount {textDocument, delayMs}: the word count after a
-//     delay, to show cancellation: $/cancelRequest makes it answer
-//     RequestCancelled (-32800).
+//     delay, to show cancellation ($/cancelRequest makes it answer
+//     RequestCancelled, -32800) and work-done progress: $/progress begin,
+//     reports, end, against the request's workDoneToken, or a token it
+//     creates with window/workDoneProgress/create when the client accepts
+//     that (capabilities.window.workDoneProgress);
+//   - textDocument/documentSymbol: every word as a symbol; with a
+//     partialResultToken, streamed in parts of 10 as $/progress, every
+//     part written before the (empty) final result.
 //
 // main.go wires it up, server.go holds the state and the handlers,
 // text.go the text handling and protocol.go the LSP types.
@@ -112,6 +118,9 @@ func listen(conn jsonrpc.Conn, log *slog.Logger) (*server, *jsonrpc.Peer) {
 		MaxBatch: maxBatch,
 		// LSP's $/cancelRequest, both ways: the default is no dialect.
 		Cancel: jsonrpc.LSPCancel,
+		// LSP's $/progress: workDoneToken, partialResultToken, and
+		// window/workDoneProgress/create.
+		Progress: jsonrpc.LSPProgress,
 		// Notifications stay ordered (no ConcurrentNotifications): the
 		// server relies on it, see didOpen in server.go.
 		//

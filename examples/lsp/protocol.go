@@ -1,5 +1,7 @@
 package main
 
+import "encoding/json"
+
 // The few Language Server Protocol 3.17 types this server needs, named as
 // the specification names them. Positions count UTF-16 code units, the
 // protocol's default (and here only) position encoding.
@@ -23,6 +25,7 @@ const (
 	methodHover              = "textDocument/hover"
 	methodPublishDiagnostics = "textDocument/publishDiagnostics"
 	methodSlowCount          = "custom/slowCount"
+	methodDocumentSymbol     = "textDocument/documentSymbol"
 )
 
 // Position is a zero-based line and a character offset in UTF-16 code units.
@@ -60,8 +63,17 @@ type ClientInfo struct {
 
 // InitializeParams keeps only what the server looks at.
 type InitializeParams struct {
-	ProcessID  *int32      `json:"processId"`
-	ClientInfo *ClientInfo `json:"clientInfo,omitempty"`
+	ProcessID    *int32             `json:"processId"`
+	ClientInfo   *ClientInfo        `json:"clientInfo,omitempty"`
+	Capabilities ClientCapabilities `json:"capabilities"`
+}
+
+// ClientCapabilities keeps only whether the client accepts progress that
+// the server starts by itself (window/workDoneProgress/create).
+type ClientCapabilities struct {
+	Window struct {
+		WorkDoneProgress bool `json:"workDoneProgress"`
+	} `json:"window"`
 }
 
 // TextDocumentSyncKind values.
@@ -74,6 +86,8 @@ type ServerCapabilities struct {
 	PositionEncoding string `json:"positionEncoding"`
 	TextDocumentSync int    `json:"textDocumentSync"`
 	HoverProvider    bool   `json:"hoverProvider"`
+
+	DocumentSymbolProvider bool `json:"documentSymbolProvider"`
 }
 
 type ServerInfo struct {
@@ -151,4 +165,35 @@ type SlowCountParams struct {
 
 type SlowCountResult struct {
 	Words int `json:"words"`
+}
+
+// WorkDoneProgress is the value of a $/progress notification for a
+// work-done token: Kind is "begin", "report" or "end".
+type WorkDoneProgress struct {
+	Kind        string `json:"kind"`
+	Title       string `json:"title,omitempty"`
+	Message     string `json:"message,omitempty"`
+	Percentage  *int   `json:"percentage,omitempty"`
+	Cancellable bool   `json:"cancellable,omitempty"`
+}
+
+// DocumentSymbolParams: a partialResultToken asks for the symbols in
+// parts, as $/progress notifications, before an empty final result.
+type DocumentSymbolParams struct {
+	TextDocument       TextDocumentIdentifier `json:"textDocument"`
+	PartialResultToken json.RawMessage        `json:"partialResultToken,omitempty"`
+}
+
+// SymbolKind 13 is Variable: each word of the document is one.
+const symbolVariable = 13
+
+type Location struct {
+	URI   string `json:"uri"`
+	Range Range  `json:"range"`
+}
+
+type SymbolInformation struct {
+	Name     string   `json:"name"`
+	Kind     int      `json:"kind"`
+	Location Location `json:"location"`
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -41,6 +43,9 @@ type server struct {
 	phase phase                // set by the initialize and shutdown handlers
 	docs  map[string]*document // by URI
 
+	// clientProgress: the client accepts window/workDoneProgress/create.
+	clientProgress bool
+
 	// exit is signalled when the exit notification comes; it has room for
 	// one. main decides the exit status once the requests that arrived
 	// before exit have been served (see serve).
@@ -66,6 +71,7 @@ func (s *server) register(mux *jsonrpc.Mux) {
 	jsonrpc.Register(mux, methodDidClose, s.didClose)
 	jsonrpc.Register(mux, methodHover, s.hover)
 	jsonrpc.Register(mux, methodSlowCount, s.slowCount)
+	jsonrpc.Register(mux, methodDocumentSymbol, s.documentSymbol)
 }
 
 // current returns the phase the server is in.
@@ -129,6 +135,7 @@ func (s *server) initialize(ctx context.Context, p InitializeParams) (*Initializ
 	ph := s.phase
 	if ph == phaseNew {
 		s.phase = phaseRunning
+		s.clientProgress = p.Capabilities.Window.WorkDoneProgress
 	}
 	s.mu.Unlock()
 	switch ph {
@@ -145,6 +152,8 @@ func (s *server) initialize(ctx context.Context, p InitializeParams) (*Initializ
 			PositionEncoding: "utf-16",
 			TextDocumentSync: syncIncremental,
 			HoverProvider:    true,
+
+			DocumentSymbolProvider: true,
 		},
 		ServerInfo: ServerInfo{Name: serverName, Version: serverVersion},
 	}, nil
@@ -264,9 +273,12 @@ func (s *server) hover(ctx context.Context, p TextDocumentPositionParams) (*Hove
 }
 
 // slowCount counts the words of a document as it is when the request
-// starts, after a delay. It honours ctx: when the client cancels the
-// request ($/cancelRequest), ctx ends, and returning ctx.Err() makes the
-// Peer answer RequestCancelled (-32800).
+// starts, after a delay, and reports work-done progress meanwhile: against
+// the client's workDoneToken if it gave one, else, if the client accepts
+// it, a token the server creates (window/workDoneProgress/create). It
+// honours ctx: when the client cancels the request ($/cancelRequest), ctx
+// ends, and returning ctx.Err() makes the Peer answer RequestCancelled
+// (-32800).
 func (s *server) slowCount(ctx context.Context, p SlowCountParams) (*SlowCountResult, error) {
 	delay := time.Duration(p.DelayMs) * time.Millisecond
 	if p.DelayMs < 0 || delay > maxDelay {
@@ -277,12 +289,79 @@ func (s *server) slowCount(ctx context.Context, p SlowCountParams) (*SlowCountRe
 	if err != nil {
 		return nil, err
 	}
-	t := time.NewTimer(delay)
+	ctx = s.startProgress(ctx)
+	const steps = 4
+	s.progress(ctx, WorkDoneProgress{Kind: "begin", Title: "Counting words", Cancellable: true, Percentage: percent(0)})
+	t := time.NewTimer(delay / steps)
 	defer t.Stop()
-	select {
-	case <-t.C:
-		return &SlowCountResult{Words: countWords(text)}, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	for i := 1; i <= steps; i++ {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			s.progress(context.WithoutCancel(ctx), WorkDoneProgress{Kind: "end", Message: "cancelled"})
+			return nil, ctx.Err()
+		}
+		if i < steps {
+			s.progress(ctx, WorkDoneProgress{Kind: "report", Percentage: percent(100 * i / steps)})
+			t.Reset(delay / steps)
+		}
 	}
+	n := countWords(text)
+	s.progress(ctx, WorkDoneProgress{Kind: "end", Message: fmt.Sprintf("%d words", n)})
+	return &SlowCountResult{Words: n}, nil
+}
+
+func percent(n int) *int { return &n }
+
+// startProgress returns a ctx to report work-done progress with: the
+// request's own token, or one created with the client, if it accepts
+// that; without either, reports are no-ops.
+func (s *server) startProgress(ctx context.Context) context.Context {
+	s.mu.Lock()
+	create := s.clientProgress
+	s.mu.Unlock()
+	if !create {
+		return ctx // ReportProgress uses the request's token, if any
+	}
+	pctx, err := jsonrpc.StartProgress(ctx)
+	if err != nil {
+		s.log.Info("no progress: the client refused a token", "err", err)
+	}
+	return pctx
+}
+
+// progress reports v, logging what fails: progress is a courtesy, and a
+// request does not fail for want of it.
+func (s *server) progress(ctx context.Context, v WorkDoneProgress) {
+	if err := jsonrpc.ReportProgress(ctx, v); err != nil {
+		s.log.Info("progress not sent", "err", err)
+	}
+}
+
+// symbolsPerPart is how many symbols go in one partial result.
+const symbolsPerPart = 10
+
+// documentSymbol lists the words of a document as symbols. With a
+// partialResultToken it streams them in parts of symbolsPerPart, each a
+// $/progress written before the reply, and returns an empty final result
+// as LSP asks; without one, it returns them all.
+func (s *server) documentSymbol(ctx context.Context, p DocumentSymbolParams) ([]SymbolInformation, error) {
+	text, err := s.text(p.TextDocument.URI)
+	if err != nil {
+		return nil, err
+	}
+	all := []SymbolInformation{}
+	for w := range words(text) {
+		all = append(all, SymbolInformation{Name: w.Text, Kind: symbolVariable,
+			Location: Location{URI: p.TextDocument.URI, Range: w.Range}})
+	}
+	if p.PartialResultToken == nil {
+		return all, nil
+	}
+	for part := range slices.Chunk(all, symbolsPerPart) {
+		if err := jsonrpc.ReportPartialResult(ctx, part); err != nil {
+			return nil, err
+		}
+	}
+	return []SymbolInformation{}, nil
 }

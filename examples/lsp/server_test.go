@@ -5,9 +5,11 @@ package main
 // sends without waiting for replies.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -272,4 +274,64 @@ func TestShutdownThenExitUnanswered(t *testing.T) {
 			t.Fatalf("round %d: the server did not exit", round)
 		}
 	}
+}
+
+// TestProgressAndPartialResults: a Go client with jsonrpc.LSPProgress gets
+// slowCount's work-done progress (begin, reports, end) and
+// documentSymbol's partial results, every one before the final result.
+func TestProgressAndPartialResults(t *testing.T) {
+	a, b := jsonrpc.Pipe()
+	status := make(chan int, 1)
+	go func() { status <- serve(a, discard) }()
+	client := jsonrpc.NewPeer(b, jsonrpc.Options{Progress: jsonrpc.LSPProgress})
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	const uri = "file:///p.txt"
+	text := strings.Repeat("one two three ", 9) // 27 words: parts of 10, 10, 7
+	if err := client.Call(ctx, methodInitialize, map[string]any{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	client.Notify(ctx, methodInitialized, map[string]any{})
+	client.Notify(ctx, methodDidOpen, DidOpenTextDocumentParams{TextDocument: TextDocumentItem{URI: uri, Version: 1, Text: text}})
+
+	var kinds []string
+	pctx := jsonrpc.WithProgress(ctx, func(v json.RawMessage) {
+		var p WorkDoneProgress
+		json.Unmarshal(v, &p)
+		kinds = append(kinds, p.Kind)
+	})
+	var count SlowCountResult
+	if err := client.Call(pctx, methodSlowCount, SlowCountParams{TextDocument: TextDocumentIdentifier{URI: uri}, DelayMs: 20}, &count); err != nil || count.Words != 27 {
+		t.Fatalf("slowCount: %+v, %v", count, err)
+	}
+	if got := strings.Join(kinds, " "); got != "begin report report report end" {
+		t.Errorf("work-done progress before the result: %q", got)
+	}
+
+	var parts [][]SymbolInformation
+	sctx := jsonrpc.WithPartialResults(ctx, func(v json.RawMessage) {
+		var part []SymbolInformation
+		json.Unmarshal(v, &part)
+		parts = append(parts, part)
+	})
+	var final []SymbolInformation
+	if err := client.Call(sctx, methodDocumentSymbol, map[string]any{"textDocument": map[string]string{"uri": uri}}, &final); err != nil || len(final) != 0 {
+		t.Fatalf("documentSymbol: %v, %v", final, err)
+	}
+	var names []string
+	for _, p := range parts {
+		for _, s := range p {
+			names = append(names, s.Name)
+		}
+	}
+	if len(parts) != 3 || strings.Join(names, " ")+" " != text {
+		t.Errorf("partial results before the final one: %d parts, %q", len(parts), names)
+	}
+	// Without a token: all at once.
+	if err := client.Call(ctx, methodDocumentSymbol, map[string]any{"textDocument": map[string]string{"uri": uri}}, &final); err != nil || len(final) != 27 {
+		t.Errorf("documentSymbol without a token: %d symbols, %v", len(final), err)
+	}
+	client.Close()
+	<-status
 }

@@ -8,8 +8,12 @@
 // It initializes, opens a document, sends 50 didChange notifications in a
 // row (each edit computed from the text the ones before left), asks for a
 // hover whose answer depends on all of them, waits for the diagnostics of
-// the final version, cancels a slow request, then shuts the server down and
-// checks its exit status. The editor's model of the text is a JavaScript
+// the final version, cancels a slow request, follows a slow request's
+// work-done progress ($/progress against its workDoneToken, and against a
+// token the server creates with window/workDoneProgress/create), streams
+// document symbols as partial results (checking that every part arrives
+// before the final result), then sends shutdown and exit without waiting
+// between them and checks the exit status is 0. The editor's model of the text is a JavaScript
 // string, so its positions are UTF-16 offsets as LSP defines them, computed
 // independently of the server's Go code.
 import { spawn } from 'node:child_process';
@@ -78,6 +82,15 @@ conn.onNotification('textDocument/publishDiagnostics', (p) => {
   diagnostics.push(p);
   diagnosticsArrived();
 });
+// Progress the server starts by itself: it asks for a token first.
+const progressType = new rpc.ProgressType();
+const created = []; // { token, kinds }
+conn.onRequest('window/workDoneProgress/create', ({ token }) => {
+  const c = { token, kinds: [] };
+  created.push(c);
+  conn.onProgress(progressType, token, (v) => c.kinds.push(v.kind));
+  return null;
+});
 conn.listen();
 
 // waitForDiagnostics resolves once pred holds for what has arrived.
@@ -124,7 +137,7 @@ async function main() {
       processId: process.pid,
       clientInfo: { name: 'lsp-editor.mjs' },
       rootUri: null,
-      capabilities: {},
+      capabilities: { window: { workDoneProgress: true } },
     }),
     5000,
     'initialize',
@@ -224,11 +237,63 @@ async function main() {
   );
   check('still serving: slowCount', count?.words === expected.length, JSON.stringify(count));
 
-  const shut = await withTimeout(conn.sendRequest('shutdown'), 5000, 'shutdown');
-  check('shutdown returns null', shut === null, JSON.stringify(shut));
-  await conn.sendNotification('exit');
+  // Work-done progress against the editor's own token: every report
+  // arrives before the result.
+  const wdKinds = [];
+  let wdAtResult = -1;
+  const wd = conn.onProgress(progressType, 'editor-wd-1', (v) => wdKinds.push(v.kind));
+  const counted = await withTimeout(
+    conn.sendRequest('custom/slowCount', { textDocument: { uri }, delayMs: 40, workDoneToken: 'editor-wd-1' })
+      .then((r) => { wdAtResult = wdKinds.length; return r; }),
+    5000,
+    'slowCount with progress',
+  );
+  wd.dispose();
+  check(
+    'slowCount: work-done progress begin, reports, end, all before the result',
+    counted?.words === expected.length && wdAtResult === 5 && wdKinds.join(' ') === 'begin report report report end',
+    `got ${wdKinds.join(' ')} (${wdAtResult} before the result), ${JSON.stringify(counted)}`,
+  );
+  // Without a token, the server creates one (window/workDoneProgress/create).
+  const before = created.length;
+  await withTimeout(conn.sendRequest('custom/slowCount', { textDocument: { uri }, delayMs: 10 }), 5000, 'slowCount, server token');
+  const c = created.at(-1);
+  check(
+    'slowCount without a token: the server creates one, then reports against it',
+    created.length === before + 1 && c.kinds.join(' ') === 'begin report report report end',
+    JSON.stringify(created.slice(before)),
+  );
+
+  // Partial results: documentSymbol streams the words as symbols, and every
+  // part must arrive before the (empty) final result.
+  const parts = [];
+  let partsAtResult = -1;
+  const pr = conn.onProgress(progressType, 'editor-symbols-1', (part) => parts.push(part));
+  const finalSymbols = await withTimeout(
+    conn.sendRequest('textDocument/documentSymbol', { textDocument: { uri }, partialResultToken: 'editor-symbols-1' })
+      .then((r) => { partsAtResult = parts.length; return r; }),
+    5000,
+    'documentSymbol',
+  );
+  pr.dispose();
+  const streamed = parts.flat().map((s) => s.name);
+  const wantParts = Math.ceil(expected.length / 10);
+  check(
+    `documentSymbol: ${expected.length} symbols in ${wantParts} partial results, all before the final result`,
+    Array.isArray(finalSymbols) && finalSymbols.length === 0 && partsAtResult === wantParts &&
+      JSON.stringify(streamed) === JSON.stringify(expected.map((w) => w.word)),
+    `${partsAtResult} of ${parts.length} parts before the result; ${streamed.length} symbols`,
+  );
+
+  // shutdown, then exit at once, without waiting for the reply: LSP says
+  // exit status 0 once shutdown was received.
+  const shutReply = conn.sendRequest('shutdown');
+  const exitSent = conn.sendNotification('exit');
+  const shut = await withTimeout(shutReply.catch((err) => `error ${err?.message}`), 5000, 'shutdown');
+  await exitSent;
+  check('shutdown returns null (or the server exited first)', shut === null || /closed|disposed|ended/i.test(String(shut)), JSON.stringify(shut));
   const { code, signal } = await withTimeout(exited, 5000, 'exit');
-  check('exit status 0 after shutdown', code === 0, `code ${code}, signal ${signal}`);
+  check('exit status 0 after shutdown, exit sent without waiting', code === 0, `code ${code}, signal ${signal}`);
 
   check('no protocol errors', protocolErrors.length === 0, protocolErrors.join('; '));
 }

@@ -57,6 +57,8 @@ func main() {
 		Handler: srv.handler(),
 		Logger:  log,
 		Cancel:  jsonrpc.MCPCancel,
+		// notifications/progress against _meta.progressToken.
+		Progress: jsonrpc.MCPProgress,
 	})
 	if err != nil {
 		log.Warn("connection failed", "err", err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -151,14 +150,12 @@ func fileURIPath(uri string) (string, bool) {
 	return filepath.FromSlash(u.Path), true
 }
 
-// progress sends notifications/progress for the call whose params carried
-// token, if they did; the client wants none otherwise.
-func progress(ctx context.Context, token json.RawMessage, done, total float64, msg string) {
-	if len(token) == 0 {
-		return
-	}
-	jsonrpc.PeerFromContext(ctx).Notify(ctx, "notifications/progress",
-		progressParams{ProgressToken: token, Progress: done, Total: total, Message: msg})
+// progress reports the progress of the tools/call being served, as
+// notifications/progress against the call's _meta.progressToken
+// (jsonrpc.MCPProgress puts the token in); a no-op when the client gave
+// none.
+func progress(ctx context.Context, done, total float64, msg string) {
+	jsonrpc.ReportProgress(ctx, progressParams{Progress: done, Total: total, Message: msg})
 }
 
 // logToClient sends notifications/message at level info. It uses a ctx of

@@ -212,14 +212,13 @@ func summarizeFile(ctx context.Context, s *server, call *callToolParams) (string
 	// the result can reach a client's handler after it, once the call is
 	// over: the TypeScript SDK then reports it as a protocol error
 	// (modelcontextprotocol/typescript-sdk#2580).
-	token := call.Meta.ProgressToken
 	const steps = 3
 	text, err := readText(ctx, s, a.Path)
 	if err != nil {
 		return "", err
 	}
-	progress(ctx, token, 1, steps, fmt.Sprintf("read %s: %d bytes", a.Path, len(text)))
-	progress(ctx, token, 2, steps, "asking the client's model for a summary")
+	progress(ctx, 1, steps, fmt.Sprintf("read %s: %d bytes", a.Path, len(text)))
+	progress(ctx, 2, steps, "asking the client's model for a summary")
 	req := createMessageParams{
 		Messages: []samplingMessage{{Role: "user", Content: content{"text",
 			fmt.Sprintf("Summarize the file %s in one sentence.\n\n%s", a.Path, text)}}},
@@ -260,7 +259,7 @@ func wait(ctx context.Context, s *server, call *callToolParams) (string, error) 
 			return fmt.Sprintf("waited %v", total), nil
 		case <-tick.C:
 			if float64(n) < a.Seconds { // not the last: the result says that (see summarizeFile)
-				progress(ctx, call.Meta.ProgressToken, float64(n), a.Seconds, fmt.Sprintf("%ds of %v", n, total))
+				progress(ctx, float64(n), a.Seconds, fmt.Sprintf("%ds of %v", n, total))
 			}
 		case <-ctx.Done():
 			msg := fmt.Sprintf("wait: cancelled after %v of %v; stopped", time.Since(start).Round(time.Millisecond), total)

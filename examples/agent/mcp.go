@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/peerwire/jsonrpc"
@@ -134,10 +133,8 @@ type mcpServer struct {
 	conn *stdio.Conn
 	peer *jsonrpc.Peer
 
-	nextToken atomic.Int64
-	mu        sync.Mutex
-	progress  map[string]*progressSink // by token, for the calls under way
-	logs      []string                 // notifications/message, as printed
+	mu   sync.Mutex
+	logs []string // notifications/message, as printed
 
 	closeOnce sync.Once
 	state     *os.ProcessState
@@ -154,11 +151,14 @@ func (h *host) startMCP(name string, roots []mcpRoot, node string, args ...strin
 	if err != nil {
 		return nil, fmt.Errorf("starting MCP server %s: %w", name, err)
 	}
-	s := &mcpServer{name: name, h: h, pid: cmd.Process.Pid, conn: conn, progress: map[string]*progressSink{}}
+	s := &mcpServer{name: name, h: h, pid: cmd.Process.Pid, conn: conn}
 	s.peer = jsonrpc.NewPeer(conn, jsonrpc.Options{
 		Handler: s.handler(roots),
 		Logger:  h.log.With("mcp", name),
 		Cancel:  jsonrpc.MCPCancel,
+		// _meta.progressToken in each tools/call, and its
+		// notifications/progress routed to the call (see callTool).
+		Progress: jsonrpc.MCPProgress,
 	})
 	h.out.printf("  started MCP server %s (pid %d): %s %s\n", name, s.pid, "node", strings.Join(args, " "))
 	return s, nil
@@ -190,23 +190,6 @@ func (s *mcpServer) handler(roots []mcpRoot) *jsonrpc.Mux {
 		out.printf("    <- %s calls elicitation/create %q (%d fields, required %v): the stub user accepts with %v\n",
 			s.name, p.Message, len(p.RequestedSchema.Properties), p.RequestedSchema.Required, content)
 		return mcpElicitResult{Action: "accept", Content: content}, nil
-	})
-	jsonrpc.Register(mux, "notifications/progress", func(_ context.Context, p mcpProgress) (any, error) {
-		s.mu.Lock()
-		sink := s.progress[string(p.ProgressToken)]
-		s.mu.Unlock()
-		if sink == nil {
-			return nil, nil // for a call that has ended, or that we cancelled
-		}
-		out.printf("    <- %s progress %s: %g/%g %s\n", s.name, p.ProgressToken, p.Progress, p.Total, p.Message)
-		select {
-		case sink.ch <- p:
-		default: // more than maxProgress: dropped
-		}
-		if sink.on != nil {
-			sink.on(p)
-		}
-		return nil, nil
 	})
 	jsonrpc.Register(mux, "notifications/message", func(_ context.Context, p mcpLogMessage) (any, error) {
 		var data any = string(p.Data)
@@ -269,55 +252,29 @@ func (s *mcpServer) listTools(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// maxProgress bounds the progress notifications one call may record.
-const maxProgress = 1000
-
-// progressSink is where the progress of one call goes.
-type progressSink struct {
-	ch chan mcpProgress
-	on func(mcpProgress) // called for each, if not nil
-}
-
-// callTool calls a tool with a progress token of its own, and returns its
-// result and the progress notifications that arrived for it. Progress
-// written just before the result may be handled just after the reply
-// arrives (a reply does not wait for the notifications before it), so
-// callTool waits for them briefly when wantProgress says how many come.
-// onProgress, if not nil, sees each as it arrives.
-func (s *mcpServer) callTool(ctx context.Context, name string, args any, wantProgress int, onProgress func(mcpProgress)) (mcpCallResult, []mcpProgress, error) {
-	token := fmt.Sprintf(`"%s-%d"`, s.name, s.nextToken.Add(1))
-	ch := make(chan mcpProgress, maxProgress)
-	s.mu.Lock()
-	s.progress[token] = &progressSink{ch: ch, on: onProgress}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.progress, token)
-		s.mu.Unlock()
-	}()
-	var res mcpCallResult
-	err := s.peer.Call(ctx, "tools/call", map[string]any{
-		"name": name, "arguments": args, "_meta": map[string]json.RawMessage{"progressToken": json.RawMessage(token)},
-	}, &res)
+// callTool calls a tool and returns its result and the progress
+// notifications that arrived for it. jsonrpc.MCPProgress gives the call a
+// progress token of its own in _meta, and every progress notification for
+// it that arrives before the reply has been seen, in order, when the Call
+// returns: nothing to wait for afterwards. onProgress, if not nil, sees
+// each as it arrives.
+func (s *mcpServer) callTool(ctx context.Context, name string, args any, onProgress func(mcpProgress)) (mcpCallResult, []mcpProgress, error) {
 	var got []mcpProgress
-	deadline := time.After(2 * time.Second)
-	for {
-		select {
-		case p := <-ch:
-			got = append(got, p)
-			continue
-		default:
+	ctx = jsonrpc.WithProgress(ctx, func(params json.RawMessage) {
+		var p mcpProgress
+		if err := json.Unmarshal(params, &p); err != nil {
+			s.h.log.Info("malformed progress", "mcp", s.name, "params", string(params))
+			return
 		}
-		if err != nil || len(got) >= wantProgress {
-			return res, got, err
+		s.h.out.printf("    <- %s progress %s: %g/%g %s\n", s.name, p.ProgressToken, p.Progress, p.Total, p.Message)
+		got = append(got, p)
+		if onProgress != nil {
+			onProgress(p)
 		}
-		select {
-		case p := <-ch:
-			got = append(got, p)
-		case <-deadline:
-			return res, got, err
-		}
-	}
+	})
+	var res mcpCallResult
+	err := s.peer.Call(ctx, "tools/call", map[string]any{"name": name, "arguments": args}, &res)
+	return res, got, err
 }
 
 // logLines returns the notifications/message the server has sent.

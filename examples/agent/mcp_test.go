@@ -88,12 +88,13 @@ func TestMCPSession(t *testing.T) {
 		`    <- everything calls elicitation/create "Please provide inputs for the following fields:" (13 fields, required [name]): the stub user accepts with map[check:true name:Ada Lovelace]`,
 		"      - Name: Ada Lovelace\n      - Agreed to terms: true\n",
 		// progress, in order, then the result
-		`progress "everything-7": 1/3`,
-		`progress "everything-7": 2/3`,
-		`progress "everything-7": 3/3`,
+		// (the tokens are the Peer's own: jsonrpc.MCPProgress makes them)
+		"\": 1/3 \n",
+		"\": 2/3 \n",
+		"\": 3/3 \n",
 		"  tools/call trigger-long-running-operation: Long running operation completed. Duration: 1.5 seconds, Steps: 3. (3 progress notifications)\n",
 		// cancellation
-		`progress "everything-8": 1/30`,
+		"\": 1/30 \n",
 		`    cancelled after 1 progress notification(s): the call returned "context canceled" after `,
 		"  ping after the cancellation: the server answers\n",
 		// filesystem
@@ -136,7 +137,11 @@ func TestMCPSession(t *testing.T) {
 		t.Errorf("log messages received: %d, want at least 2", n)
 	}
 	// No progress for the cancelled call was taken after it ended.
-	if n := strings.Count(out, `progress "everything-8"`); n != 1 {
+	cancelled := regexp.MustCompile(`progress ("[^"]+"): 1/30 `).FindStringSubmatch(out)
+	if cancelled == nil {
+		t.Fatalf("no progress line for the cancelled call")
+	}
+	if n := strings.Count(out, "progress "+cancelled[1]+":"); n != 1 {
 		t.Errorf("%d progress lines for the cancelled call, want 1 (the rest ignored)", n)
 	}
 	// Every server is gone.

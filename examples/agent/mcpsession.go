@@ -143,7 +143,7 @@ func (h *host) everything(s *mcpServer) error {
 		{"trigger-elicitation-request", ": the server asks the host's user", map[string]any{}},
 		{"toggle-simulated-logging", ": the server starts sending log messages", map[string]any{}},
 	} {
-		res, _, err := s.callTool(ctx, c.tool, c.args, 0, nil)
+		res, _, err := s.callTool(ctx, c.tool, c.args, nil)
 		if err != nil || res.IsError {
 			return fmt.Errorf("everything: %s: %+v, %w", c.tool, res, err)
 		}
@@ -151,9 +151,12 @@ func (h *host) everything(s *mcpServer) error {
 	}
 
 	// Progress: 3 steps over 1.5 s, each a notification for our token.
-	res, progress, err := s.callTool(ctx, "trigger-long-running-operation", map[string]any{"duration": 1.5, "steps": 3}, 3, nil)
+	res, progress, err := s.callTool(ctx, "trigger-long-running-operation", map[string]any{"duration": 1.5, "steps": 3}, nil)
 	if err != nil {
 		return fmt.Errorf("everything: trigger-long-running-operation: %w", err)
+	}
+	if len(progress) != 3 { // all three have been seen when the Call returns
+		return fmt.Errorf("everything: trigger-long-running-operation: %d progress notifications before the result, want 3", len(progress))
 	}
 	h.out.printf("  tools/call trigger-long-running-operation: %s (%d progress notifications)\n", res.text(), len(progress))
 
@@ -170,7 +173,7 @@ func (h *host) everything(s *mcpServer) error {
 	// Stop the simulated logging, so that nothing more arrives while the
 	// session ends (the server does not exit when its stdin closes: Close
 	// ends it after the grace period).
-	if _, _, err := s.callTool(ctx, "toggle-simulated-logging", map[string]any{}, 0, nil); err != nil {
+	if _, _, err := s.callTool(ctx, "toggle-simulated-logging", map[string]any{}, nil); err != nil {
 		return fmt.Errorf("everything: toggle-simulated-logging: %w", err)
 	}
 	h.out.printf("  log messages received: %d\n", len(s.logLines()))
@@ -188,7 +191,7 @@ func (h *host) cancelLongRun(s *mcpServer) error {
 	first := make(chan struct{})
 	stop := func(mcpProgress) { once.Do(func() { close(first); cancel() }) }
 	start := time.Now()
-	_, progress, err := s.callTool(ctx, "trigger-long-running-operation", map[string]any{"duration": 30, "steps": 30}, 0, stop)
+	_, progress, err := s.callTool(ctx, "trigger-long-running-operation", map[string]any{"duration": 30, "steps": 30}, stop)
 	select {
 	case <-first:
 	default:
@@ -224,7 +227,7 @@ func (h *host) filesystem(s *mcpServer, dir string) error {
 		{"read_text_file", map[string]any{"path": filepath.Join(dir, "todo.md"), "head": 1}, false},
 		{"read_text_file", map[string]any{"path": "/etc/passwd"}, true},
 	} {
-		res, _, err := s.callTool(ctx, c.tool, c.args, 0, nil)
+		res, _, err := s.callTool(ctx, c.tool, c.args, nil)
 		if err != nil || res.IsError != c.isError {
 			return fmt.Errorf("filesystem: %s %v: %+v, %v (want isError %v)", c.tool, c.args["path"], res, err, c.isError)
 		}

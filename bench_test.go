@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,4 +122,41 @@ func BenchmarkBatch(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size), "ns/call")
+}
+
+// BenchmarkProgress is one progress notification from a handler to the
+// caller's function, b.N of them for one call, in the LSP dialect: to set
+// against BenchmarkNotify, a plain notification.
+func BenchmarkProgress(b *testing.B) {
+	m := NewMux()
+	n := 0
+	m.HandleFunc("work", func(ctx context.Context, req *Request) (any, error) {
+		params := addParams{A: 1, B: 2}
+		for range n {
+			if err := ReportProgress(ctx, params); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+	c1, c2 := Pipe()
+	opts := Options{Handler: m, Progress: LSPProgress}
+	server, client := NewPeer(c1, opts), NewPeer(c2, Options{Progress: LSPProgress})
+	b.Cleanup(func() {
+		client.Close()
+		server.Close()
+		client.Wait()
+		server.Wait()
+	})
+	got := 0
+	ctx := WithProgress(context.Background(), func(json.RawMessage) { got++ })
+	n = b.N
+	b.ReportAllocs()
+	b.ResetTimer()
+	if err := client.Call(ctx, "work", map[string]any{}, nil); err != nil {
+		b.Fatal(err)
+	}
+	if got != b.N {
+		b.Fatalf("%d of %d progress notifications", got, b.N)
+	}
 }

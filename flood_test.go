@@ -45,6 +45,12 @@ func pipePair(t *testing.T, ha, hb jsonrpc.Handler, o jsonrpc.Options) (*jsonrpc
 
 // stdioTCPPair runs line-framed stdio Conns over a loopback TCP connection.
 func stdioTCPPair(t *testing.T, ha, hb jsonrpc.Handler, o jsonrpc.Options) (*jsonrpc.Peer, *jsonrpc.Peer) {
+	return stdioFramedPair(t, ha, hb, o, stdio.Line)
+}
+
+// stdioFramedPair runs stdio Conns with framing f over a loopback TCP
+// connection.
+func stdioFramedPair(t *testing.T, ha, hb jsonrpc.Handler, o jsonrpc.Options, f stdio.Framing) (*jsonrpc.Peer, *jsonrpc.Peer) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +69,7 @@ func stdioTCPPair(t *testing.T, ha, hb jsonrpc.Handler, o jsonrpc.Options) (*jso
 	if c2 == nil {
 		t.Fatal("accept failed")
 	}
-	so := stdio.Options{Framing: stdio.Line}
+	so := stdio.Options{Framing: f}
 	a := jsonrpc.NewPeer(stdio.NewConn(c1, c1, so), serving(o, ha))
 	b := jsonrpc.NewPeer(stdio.NewConn(c2, c2, so), serving(o, hb))
 	closeAtEnd(t, a, b)

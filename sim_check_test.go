@@ -1,0 +1,350 @@
+package jsonrpc_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/peerwire/jsonrpc"
+)
+
+// What a simulation run observes, and the invariants it holds it to (see
+// sim_test.go for the list). Every method is safe for concurrent use.
+
+// simChecker collects the run's observations and violations.
+type simChecker struct {
+	bound time.Duration // the slack every timing invariant allows
+
+	mu          sync.Mutex
+	violations  []simViolation
+	perInv      map[string]int // violations per invariant, also those not kept
+	pending     map[*simOpRec]struct{}
+	worst       time.Duration // the longest an operation outlived its ctx
+	worstOp     string
+	outcomes    map[string]int
+	streams     map[int]*simStream
+	sentVia     map[[2]int]string
+	memBound    [2]int
+	ctlBound    int
+	peak        [2]int // of inbound + outbound, per side
+	peakCtl     [2]int
+	memReported [2]bool
+	handlers    []*simHandlerRec
+	inflight    [2]int
+	activity    time.Time // last handler start or return
+}
+
+// simKeep bounds the violations kept per invariant.
+const simKeep = 3
+
+func newSimChecker(p *simPlan, bound time.Duration) *simChecker {
+	c := &simChecker{
+		bound:    bound,
+		perInv:   map[string]int{},
+		pending:  map[*simOpRec]struct{}{},
+		outcomes: map[string]int{},
+		streams:  map[int]*simStream{},
+		sentVia:  map[[2]int]string{},
+		ctlBound: jsonrpc.MaxControlBytes + p.maxMsg,
+		activity: time.Now(),
+	}
+	for s, sd := range p.sides {
+		// Invariant 2: what the README's limits table allows, each budget
+		// or the one message that may exceed it alone.
+		c.memBound[s] = max(2*sd.opts.MaxQueuedBytes, p.maxCharge) + max(sd.opts.MaxOutboundBytes, p.maxMsg)
+	}
+	return c
+}
+
+// fail records a violation of invariant inv ("1".."5", or "R" for a wrong
+// result, "U" for an unexpected error, with a word saying how after the
+// number when it can fail in more than one way).
+func (c *simChecker) fail(inv, format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failLocked(inv, format, args...)
+}
+
+func (c *simChecker) failLocked(inv, format string, args ...any) {
+	c.perInv[inv]++
+	if c.perInv[inv] <= simKeep {
+		c.violations = append(c.violations, simViolation{inv, fmt.Sprintf(format, args...)})
+	}
+}
+
+// simViolation is one violation of invariant inv.
+type simViolation struct{ inv, text string }
+
+func (v simViolation) String() string { return fmt.Sprintf("invariant %s: %s", v.inv, v.text) }
+
+// key is how -sim.ignore names v's invariant: its name without spaces.
+func (v simViolation) key() string { return strings.ReplaceAll(v.inv, " ", "") }
+
+// failed returns the violations, with a count of those not kept.
+func (c *simChecker) failed() []simViolation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := append([]simViolation(nil), c.violations...)
+	var more []simViolation
+	for inv, n := range c.perInv {
+		if n > simKeep {
+			more = append(more, simViolation{inv, fmt.Sprintf("%d more like these", n-simKeep)})
+		}
+	}
+	sort.Slice(more, func(i, j int) bool { return more[i].inv < more[j].inv })
+	return append(out, more...)
+}
+
+// Invariant 1: every operation returns by its ctx's end plus the bound (an
+// operation with no ctx, such as Close, within the bound of its start).
+
+// simOpRec is one operation being timed.
+type simOpRec struct {
+	what          string
+	start, ctxEnd time.Time // ctxEnd: zero while the ctx lasts
+	late          bool      // reported by watch
+	stop          func() bool
+}
+
+// from says what r is bounded by.
+func (r *simOpRec) from() string {
+	if r.stop == nil {
+		return "its start"
+	}
+	return "its ctx ended"
+}
+
+// begin starts timing what, bounded by ctx (nil: by its start).
+func (c *simChecker) begin(what string, ctx context.Context) *simOpRec {
+	r := &simOpRec{what: what, start: time.Now()}
+	if ctx == nil {
+		r.ctxEnd = r.start
+	} else {
+		r.stop = context.AfterFunc(ctx, func() {
+			c.mu.Lock()
+			r.ctxEnd = time.Now()
+			c.mu.Unlock()
+		})
+	}
+	c.mu.Lock()
+	c.pending[r] = struct{}{}
+	c.mu.Unlock()
+	return r
+}
+
+// end records that r returned.
+func (c *simChecker) end(r *simOpRec) {
+	now := time.Now()
+	if r.stop != nil {
+		r.stop()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.pending, r)
+	if r.ctxEnd.IsZero() {
+		return
+	}
+	over := now.Sub(r.ctxEnd) // with no ctx: since its start
+	if r.stop != nil && over > c.worst {
+		c.worst, c.worstOp = over, r.what
+	}
+	if over > c.bound && !r.late {
+		c.failLocked("1", "%s returned %v after %s (bound %v)", r.what, over.Round(time.Millisecond), r.from(), c.bound)
+	}
+}
+
+// watch reports the operations that have outlived their ctx by more than
+// the bound and have not returned yet.
+func (c *simChecker) watch() {
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for r := range c.pending {
+		if !r.late && !r.ctxEnd.IsZero() && now.Sub(r.ctxEnd) > c.bound {
+			r.late = true
+			c.failLocked("1", "%s has not returned %v after %s", r.what, c.bound, r.from())
+		}
+	}
+}
+
+// unfinished returns how many timed operations have not returned.
+func (c *simChecker) unfinished() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// outcome counts an operation's outcome, by kind.
+func (c *simChecker) outcome(kind string) {
+	c.mu.Lock()
+	c.outcomes[kind]++
+	c.mu.Unlock()
+}
+
+// Invariant 2: each side's retained memory stays within its bound.
+
+// sample checks what p, side s, holds now, while it writes msg (or nil).
+// Each side's first excess is reported, its peak in the summary.
+func (c *simChecker) sample(s int, p *jsonrpc.Peer, msg []byte) {
+	in, out, ctl := jsonrpc.RetainedBytes(p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.peak[s] = max(c.peak[s], in+out)
+	c.peakCtl[s] = max(c.peakCtl[s], ctl)
+	if c.memReported[s] || in+out <= c.memBound[s] && ctl <= c.ctlBound {
+		return
+	}
+	c.memReported[s] = true
+	writing := ""
+	if msg != nil {
+		writing = fmt.Sprintf(", writing a message of %d B: %.30s...", len(msg), msg)
+	}
+	c.failLocked("2", "side %c holds %d B inbound + %d B outbound (bound %d B), %d B control (bound %d B)%s",
+		'a'+s, in, out, c.memBound[s], ctl, c.ctlBound, writing)
+}
+
+// Invariant 3: every notification reported written is handled exactly
+// once, in order, unless the connection ended.
+
+// simStream is the notifications of one stream: sent by one side in
+// order, by one goroutine.
+type simStream struct {
+	written map[int]bool // seq: reported written
+	got     map[int]bool
+	via     map[int]string // how each was sent, as the receiver saw it
+	last    int
+}
+
+func (c *simChecker) stream(st int) *simStream {
+	s := c.streams[st]
+	if s == nil {
+		s = &simStream{written: map[int]bool{}, got: map[int]bool{}, via: map[int]string{}, last: -1}
+		c.streams[st] = s
+	}
+	return s
+}
+
+// sent records that notification sq of stream st was sent as via says,
+// and whether Notify or Batch reported it written.
+func (c *simChecker) sent(st, sq int, via string, written bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if written {
+		c.stream(st).written[sq] = true
+		c.sentVia[[2]int{st, sq}] = via
+	}
+}
+
+// received records that side s's handler got notification sq of st,
+// sent as via says ("notify", "batch", "notes-batch").
+func (c *simChecker) received(s, st, sq int, via string, ordered bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	str := c.stream(st)
+	switch {
+	case str.got[sq]:
+		c.failLocked("3 twice", "side %c handled notification %d (%s) of stream %d twice", 'a'+s, sq, via, st)
+	case ordered && sq < str.last:
+		c.failLocked("3 order", "side %c handled notification %d (%s) of stream %d after %d (%s)",
+			'a'+s, sq, via, st, str.last, str.via[str.last])
+	}
+	str.got[sq] = true
+	str.via[sq] = via
+	str.last = max(str.last, sq)
+}
+
+// missing returns the notifications reported written and not handled,
+// and a few of them.
+func (c *simChecker) missing() (n int, some []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for st, s := range c.streams {
+		for sq := range s.written {
+			if !s.got[sq] {
+				n++
+				if len(some) < 5 {
+					some = append(some, fmt.Sprintf("%d/%d (%s)", st, sq, c.sentVia[[2]int{st, sq}]))
+				}
+			}
+		}
+	}
+	sort.Strings(some)
+	return n, some
+}
+
+// Invariant 4: once a side ends, its handlers' contexts end.
+
+// simHandlerRec is one handler call.
+type simHandlerRec struct {
+	side     int
+	what     string
+	ctx      context.Context
+	ctxEnd   time.Time // when an AfterFunc saw it end
+	returned bool
+}
+
+// handlerStart records a handler call of side s and returns what to call
+// when it returns.
+func (c *simChecker) handlerStart(s int, what string, ctx context.Context) (returned func()) {
+	h := &simHandlerRec{side: s, what: what, ctx: ctx}
+	context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		h.ctxEnd = time.Now()
+		c.mu.Unlock()
+	})
+	c.mu.Lock()
+	c.handlers = append(c.handlers, h)
+	c.inflight[s]++
+	c.activity = time.Now()
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		h.returned = true
+		c.inflight[s]--
+		c.activity = time.Now()
+		c.mu.Unlock()
+	}
+}
+
+// idleFor reports how long no handler has started or returned, and how
+// many run.
+func (c *simChecker) idleFor() (time.Duration, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Since(c.activity), c.inflight[0] + c.inflight[1]
+}
+
+// handlersEnded checks, once side s ended at end, that every handler of
+// its has returned and seen its ctx end within the bound.
+func (c *simChecker) handlersEnded(s int, end time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, h := range c.handlers {
+		switch {
+		case h.side != s:
+		case !h.returned:
+			c.failLocked("4", "side %c's handler %s still runs after Wait returned", 'a'+s, h.what)
+		case h.ctxEnd.IsZero() && h.ctx.Err() == nil:
+			c.failLocked("4", "side %c's handler %s: its ctx has not ended", 'a'+s, h.what)
+		case h.ctxEnd.Sub(end) > c.bound:
+			c.failLocked("4", "side %c's handler %s: ctx ended %v after the Peer", 'a'+s, h.what, h.ctxEnd.Sub(end).Round(time.Millisecond))
+		}
+	}
+}
+
+// summary is one line of what the run saw.
+func (c *simChecker) summary() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var kinds []string
+	for k, n := range c.outcomes {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(kinds)
+	return fmt.Sprintf("outcomes: %s; worst overshoot %v (%s); peak memory a %d/%d B, b %d/%d B; control a %d, b %d B; %d handler calls",
+		strings.Join(kinds, ", "), c.worst.Round(time.Millisecond), c.worstOp,
+		c.peak[0], c.memBound[0], c.peak[1], c.memBound[1], c.peakCtl[0], c.peakCtl[1], len(c.handlers))
+}

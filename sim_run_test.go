@@ -1,0 +1,462 @@
+package jsonrpc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/peerwire/jsonrpc"
+)
+
+// One simulation run: two Peers on a carrier, their workers, the plan's
+// fault, then the checks that need the run to be over (see sim_test.go).
+
+// simRunCap bounds a run's operations: when it passes, every operation's
+// ctx ends and the workers stop.
+const simRunCap = 20 * time.Second
+
+// simStall is how long a run may go without a handler starting or
+// returning while notifications reported written are still unhandled.
+const simStall = 3 * time.Second
+
+// simRun is one run of a plan.
+type simRun struct {
+	plan    *simPlan
+	c       *simChecker
+	bound   time.Duration
+	start   time.Time
+	ctx     context.Context // every operation's ctx derives from it
+	cancel  context.CancelFunc
+	carrier *simCarrier
+	peers   [2]atomic.Pointer[jsonrpc.Peer]
+	started [2]chan struct{} // closed when the side's NewPeer has returned
+	doneCh  [2]chan struct{} // closed when the side's Peer has ended
+	bg      sync.WaitGroup   // the run's own goroutines
+
+	mu       sync.Mutex
+	doneAt   [2]time.Time
+	afterAt  [2]time.Time // when the side's AfterFunc ran
+	early    [2]bool      // ended before the teardown
+	tearing  bool
+	endWatch sync.WaitGroup
+	fired    bool // the plan's fault happened
+}
+
+// simResult is what a run reports.
+type simResult struct {
+	violations []simViolation
+	summary    string
+}
+
+// simExecute runs plan, holding timings to bound.
+func simExecute(plan *simPlan, bound time.Duration) simResult {
+	rn := &simRun{plan: plan, c: newSimChecker(plan, bound), bound: bound}
+	rn.ctx, rn.cancel = context.WithTimeout(context.Background(), simRunCap)
+	defer rn.cancel()
+	car, err := simConnect(plan.transport, plan.ping)
+	if err != nil {
+		return simResult{violations: []simViolation{{"setup", err.Error()}}}
+	}
+	rn.carrier = car
+	rn.start = time.Now()
+	for s := range 2 {
+		rn.started[s], rn.doneCh[s] = make(chan struct{}), make(chan struct{})
+	}
+	for s := range 2 {
+		rn.startPeer(s)
+	}
+	stop := rn.background()
+	rn.work()
+	rn.settle()
+	causes := rn.teardown()
+	stop()
+	rn.bg.Wait()
+	car.cleanup()
+	rn.checkCauses(causes)
+	return simResult{
+		violations: rn.c.failed(),
+		summary: fmt.Sprintf("%v, %s, %d ops; ends: a %v, b %v; %s", time.Since(rn.start).Round(time.Millisecond),
+			rn.faultString(), plan.ops, causes[0], causes[1], rn.c.summary()),
+	}
+}
+
+func (rn *simRun) faultString() string {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	f := rn.plan.fault
+	switch f.kind {
+	case faultAbrupt, faultClose, faultShutdown:
+		if !rn.fired {
+			return f.String() + ", not reached"
+		}
+	}
+	return f.String()
+}
+
+// startPeer starts side s's Peer.
+func (rn *simRun) startPeer(s int) {
+	o := rn.plan.sides[s].opts
+	o.Handler = rn.handler(s)
+	o.OnConnect = func(p *jsonrpc.Peer) { rn.connected(s, p) }
+	if rn.plan.cancel {
+		o.Cancel = jsonrpc.LSPCancel
+	}
+	if rn.plan.sides[s].intercept {
+		o.Interceptors = []jsonrpc.Interceptor{func(ctx context.Context, _ *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
+			return next(ctx)
+		}}
+	}
+	conn := simWrap(rn, s, rn.carrier.conns[s], rn.carrier.drop[s])
+	r := rn.c.begin(fmt.Sprintf("side %c NewPeer", 'a'+s), nil)
+	jsonrpc.NewPeer(conn, o)
+	rn.c.end(r)
+	close(rn.started[s])
+}
+
+// connected is side s's OnConnect: it watches the Peer's end, and makes
+// the plan's fault if it is Close or Shutdown from OnConnect.
+func (rn *simRun) connected(s int, p *jsonrpc.Peer) {
+	rn.peers[s].Store(p)
+	p.AfterFunc(func() {
+		rn.mu.Lock()
+		rn.afterAt[s] = time.Now()
+		rn.mu.Unlock()
+	})
+	rn.bg.Add(1)
+	go func() {
+		defer rn.bg.Done()
+		<-p.Done()
+		rn.ended(s)
+	}()
+	f := rn.plan.fault
+	if f.side != s {
+		return
+	}
+	switch f.kind {
+	case faultConnectClose:
+		rn.guarded(fmt.Sprintf("side %c Close from OnConnect", 'a'+s), nil, func() { p.Close() })
+	case faultConnectShutdown:
+		ctx, cancel := context.WithTimeout(context.Background(), f.wait)
+		defer cancel()
+		rn.guarded(fmt.Sprintf("side %c Shutdown from OnConnect", 'a'+s), ctx, func() { p.Shutdown(ctx) })
+	}
+}
+
+// guarded runs f, timed as an operation bounded by ctx, and waits for it
+// no longer than invariant 1 allows, so that a Close that waits for
+// NewPeer to return is reported rather than deadlocking the run.
+func (rn *simRun) guarded(what string, ctx context.Context, f func()) {
+	r := rn.c.begin(what, ctx)
+	returned := make(chan struct{})
+	rn.bg.Add(1)
+	go func() {
+		defer rn.bg.Done()
+		f()
+		rn.c.end(r)
+		close(returned)
+	}()
+	limit := rn.bound
+	if ctx != nil {
+		limit += time.Until(deadlineOf(ctx))
+	}
+	t := time.NewTimer(limit + 100*time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-returned:
+	case <-t.C:
+		rn.c.watch() // reports it
+	}
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// ended records that side s's Peer has ended; the first side to end
+// before the teardown starts the watch of invariant 4 on the other.
+func (rn *simRun) ended(s int) {
+	now := time.Now()
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	rn.doneAt[s] = now
+	rn.early[s] = !rn.tearing
+	close(rn.doneCh[s])
+	if !rn.tearing && rn.doneAt[1-s].IsZero() {
+		rn.endWatch.Add(1)
+		go rn.watchEnd(1-s, s, now)
+	}
+}
+
+// watchEnd holds invariant 4: side o ends within its drain time, the time
+// its plan keeps it from reading, and the bound, of side s's end at t (or
+// of its own start, if later: side a's OnConnect may end it before side b
+// starts).
+func (rn *simRun) watchEnd(o, s int, t time.Time) {
+	defer rn.endWatch.Done()
+	<-rn.started[o]
+	from := time.Since(rn.start) // t, or o's start
+	limit := rn.plan.pausedAfter(o, from) + simDrain(rn.plan.sides[o].opts) + rn.bound
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case <-rn.doneCh[o]:
+	case <-timer.C:
+		rn.c.fail("4", "side %c ended at %v; side %c had not ended at %v (drain, pauses and bound)",
+			'a'+s, t.Sub(rn.start).Round(time.Millisecond), 'a'+o, (from + limit).Round(time.Millisecond))
+	}
+}
+
+// simDrain is how long a Peer may drain after its remote's clean end.
+func simDrain(o jsonrpc.Options) time.Duration {
+	switch {
+	case o.DrainTimeout == 0:
+		return time.Second
+	case o.DrainTimeout < 0:
+		return 0
+	}
+	return o.DrainTimeout
+}
+
+// background starts what runs beside the workers: the memory sampler and
+// the operation watchdog, every millisecond, and the plan's fault from
+// outside the Peers. stop stops them.
+func (rn *simRun) background() (stop func()) {
+	done := make(chan struct{})
+	rn.bg.Add(2)
+	go func() {
+		defer rn.bg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				rn.sample(0, nil)
+				rn.sample(1, nil)
+				rn.c.watch()
+			}
+		}
+	}()
+	go func() {
+		defer rn.bg.Done()
+		rn.outsideFault(done)
+	}()
+	return func() { close(done) }
+}
+
+func (rn *simRun) sample(s int, msg []byte) {
+	if p := rn.peers[s].Load(); p != nil {
+		rn.c.sample(s, p, msg)
+	}
+}
+
+// outsideFault makes the plan's fault if it comes from outside the Peers,
+// at its time, unless the run is over by then.
+func (rn *simRun) outsideFault(done <-chan struct{}) {
+	f := rn.plan.fault
+	if f.kind != faultAbrupt && f.kind != faultClose && f.kind != faultShutdown {
+		return
+	}
+	t := time.NewTimer(f.at - time.Since(rn.start))
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	rn.mu.Lock()
+	rn.fired = true
+	rn.mu.Unlock()
+	p := rn.peers[f.side].Load()
+	switch f.kind {
+	case faultAbrupt:
+		rn.carrier.abrupt[f.side]()
+	case faultClose:
+		r := rn.c.begin(fmt.Sprintf("side %c Close", 'a'+f.side), nil)
+		p.Close()
+		rn.c.end(r)
+	case faultShutdown:
+		ctx, cancel := context.WithTimeout(context.Background(), f.wait)
+		defer cancel()
+		r := rn.c.begin(fmt.Sprintf("side %c Shutdown", 'a'+f.side), ctx)
+		p.Shutdown(ctx)
+		rn.c.end(r)
+	}
+}
+
+// work runs every worker of both sides and waits for them.
+func (rn *simRun) work() {
+	var wg sync.WaitGroup
+	for s := range 2 {
+		p := rn.peers[s].Load()
+		for w, ops := range rn.plan.sides[s].workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rn.worker(s, w, p, ops)
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+// worker makes ops in turn on side s's Peer p, until one finds the
+// connection ended.
+func (rn *simRun) worker(s, w int, p *jsonrpc.Peer, ops []simOp) {
+	for i := range ops {
+		op := &ops[i]
+		if op.think > 0 {
+			simSleep(rn.ctx, op.think)
+		}
+		if rn.ctx.Err() != nil {
+			return
+		}
+		label := fmt.Sprintf("side %c worker %d op %d: %v", 'a'+s, w, i, op)
+		if err := rn.do(s, p, op, label); errors.Is(err, jsonrpc.ErrClosed) {
+			return
+		}
+	}
+}
+
+// do makes one operation.
+func (rn *simRun) do(s int, p *jsonrpc.Peer, op *simOp, label string) error {
+	if op.kind == opSleep {
+		simSleep(rn.ctx, op.timeout)
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(rn.ctx, op.timeout)
+	defer cancel()
+	if op.cancel > 0 {
+		t := time.AfterFunc(op.cancel, cancel)
+		defer t.Stop()
+	}
+	switch op.kind {
+	case opCall:
+		return rn.call(ctx, s, p, &op.step, label)
+	case opNotify:
+		return rn.notify(ctx, s, p, &op.step, label)
+	}
+	return rn.batch(ctx, s, p, op.elems, label)
+}
+
+// settle waits, while both sides live, until every notification reported
+// written has been handled (invariant 3). Those still missing once no
+// handler has started or returned for simStall, none running, are lost;
+// while a handler runs (one holding the notifications behind it until its
+// ctx ends, say) they are excused.
+func (rn *simRun) settle() {
+	for {
+		n, some := rn.c.missing()
+		if n == 0 || rn.endedEarly() || rn.ctx.Err() != nil {
+			return
+		}
+		idle, running := rn.c.idleFor()
+		switch {
+		case idle <= simStall:
+		case running > 0:
+			rn.c.outcome("unsettled")
+			return
+		default:
+			var held [2]string
+			for s := range 2 {
+				in, out, ctl := jsonrpc.RetainedBytes(rn.peers[s].Load())
+				held[s] = fmt.Sprintf("%d/%d/%d", in, out, ctl)
+			}
+			rn.c.fail("3 lost", "%d notifications reported written were never handled (%v...), both sides alive, "+
+				"no handler running or started for %v; held in/out/control: a %s, b %s",
+				n, some, idle.Round(time.Millisecond), held[0], held[1])
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (rn *simRun) endedEarly() bool {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return rn.early[0] || rn.early[1]
+}
+
+// teardown closes both Peers, once invariant 4's watch of an earlier end
+// is over, and checks that each ends: Wait returns, the AfterFunc ran,
+// every handler's ctx ended. It returns what Wait returned.
+func (rn *simRun) teardown() (causes [2]error) {
+	rn.mu.Lock()
+	rn.tearing = true
+	rn.mu.Unlock()
+	rn.endWatch.Wait()
+	for s := range 2 {
+		p := rn.peers[s].Load()
+		r := rn.c.begin(fmt.Sprintf("side %c Close (teardown)", 'a'+s), nil)
+		p.Close()
+		rn.c.end(r)
+	}
+	for s := range 2 {
+		p := rn.peers[s].Load()
+		waited := make(chan error, 1)
+		go func() { waited <- p.Wait() }()
+		t := time.NewTimer(rn.bound)
+		select {
+		case causes[s] = <-waited:
+		case <-t.C:
+			rn.c.fail("4", "side %c: Wait has not returned %v after Close", 'a'+s, rn.bound)
+			causes[s] = errors.New("(Wait did not return)")
+		}
+		t.Stop()
+	}
+	deadline := time.Now().Add(rn.bound)
+	for s := range 2 {
+		<-rn.doneCh[s] // at once: Wait returned, so Done is closed, and ended runs now
+		for !rn.afterFuncRan(s) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		rn.mu.Lock()
+		after, done := rn.afterAt[s], rn.doneAt[s]
+		rn.mu.Unlock()
+		switch {
+		case after.IsZero():
+			rn.c.fail("4", "side %c: AfterFunc has not run %v after Done", 'a'+s, rn.bound)
+		case after.Sub(done) > rn.bound:
+			rn.c.fail("4", "side %c: AfterFunc ran %v after Done", 'a'+s, after.Sub(done))
+		}
+		rn.c.handlersEnded(s, done)
+	}
+	return causes
+}
+
+func (rn *simRun) afterFuncRan(s int) bool {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return !rn.afterAt[s].IsZero()
+}
+
+// checkCauses: a connection that ended before the teardown, with no fault
+// in the plan, ended for a documented reason. ws.ErrKeepalive is not one:
+// both sides are alive, and the plan's pauses are shorter than the ping
+// timeout, so it means that back-pressure hid the pongs.
+func (rn *simRun) checkCauses(causes [2]error) {
+	if rn.plan.fault.kind != faultNone || !rn.endedEarly() {
+		return
+	}
+	for _, err := range causes {
+		if errors.Is(err, jsonrpc.ErrOverloaded) || errors.Is(err, jsonrpc.ErrSlowConsumer) || errors.Is(err, jsonrpc.ErrWriteTimeout) {
+			return
+		}
+	}
+	rn.c.fail("U", "the connection ended with no fault and no documented cause: a %v, b %v", causes[0], causes[1])
+}
+
+// simSleep waits for d or ctx's end.
+func simSleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

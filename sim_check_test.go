@@ -27,9 +27,11 @@ type simChecker struct {
 	outcomes    map[string]int
 	streams     map[int]*simStream
 	sentVia     map[[2]int]string
-	memBound    [2]int
+	inBound     [2]int // invariant 2, per side
+	outBound    [2]int
 	ctlBound    int
-	peak        [2]int // of inbound + outbound, per side
+	peakIn      [2]int
+	peakOut     [2]int
 	peakCtl     [2]int
 	memReported [2]bool
 	handlers    []*simHandlerRec
@@ -52,9 +54,16 @@ func newSimChecker(p *simPlan, bound time.Duration) *simChecker {
 		activity: time.Now(),
 	}
 	for s, sd := range p.sides {
-		// Invariant 2: what the README's limits table allows, each budget
-		// or the one message that may exceed it alone.
-		c.memBound[s] = max(2*sd.opts.MaxQueuedBytes, p.maxCharge) + max(sd.opts.MaxOutboundBytes, p.maxMsg)
+		// Invariant 2, what the README's limits table allows: inbound
+		// work within twice its budget (or one message alone), and the
+		// replies of the batch elements running when the budget fills (a
+		// slot each); unwritten messages within their budget, or one
+		// message alone, a batch's reply array included, which is held to
+		// the inbound budget give or take the elements running when it
+		// fills.
+		o := sd.opts
+		c.inBound[s] = max(2*o.MaxQueuedBytes, p.maxCharge) + o.MaxConcurrent*p.maxElem
+		c.outBound[s] = max(o.MaxOutboundBytes, p.maxMsg, o.MaxQueuedBytes+o.BatchConcurrency*p.maxElem)
 	}
 	return c
 }
@@ -187,14 +196,15 @@ func (c *simChecker) outcome(kind string) {
 // Invariant 2: each side's retained memory stays within its bound.
 
 // sample checks what p, side s, holds now, while it writes msg (or nil).
-// Each side's first excess is reported, its peak in the summary.
+// Each side's first excess is reported, its peaks in the summary.
 func (c *simChecker) sample(s int, p *jsonrpc.Peer, msg []byte) {
 	in, out, ctl := jsonrpc.RetainedBytes(p)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.peak[s] = max(c.peak[s], in+out)
+	c.peakIn[s] = max(c.peakIn[s], in)
+	c.peakOut[s] = max(c.peakOut[s], out)
 	c.peakCtl[s] = max(c.peakCtl[s], ctl)
-	if c.memReported[s] || in+out <= c.memBound[s] && ctl <= c.ctlBound {
+	if c.memReported[s] || in <= c.inBound[s] && out <= c.outBound[s] && ctl <= c.ctlBound {
 		return
 	}
 	c.memReported[s] = true
@@ -202,8 +212,8 @@ func (c *simChecker) sample(s int, p *jsonrpc.Peer, msg []byte) {
 	if msg != nil {
 		writing = fmt.Sprintf(", writing a message of %d B: %.30s...", len(msg), msg)
 	}
-	c.failLocked("2", "side %c holds %d B inbound + %d B outbound (bound %d B), %d B control (bound %d B)%s",
-		'a'+s, in, out, c.memBound[s], ctl, c.ctlBound, writing)
+	c.failLocked("2", "side %c holds %d B inbound (bound %d B), %d B outbound (bound %d B), %d B control (bound %d B)%s",
+		'a'+s, in, c.inBound[s], out, c.outBound[s], ctl, c.ctlBound, writing)
 }
 
 // Invariant 3: every notification reported written is handled exactly
@@ -344,7 +354,8 @@ func (c *simChecker) summary() string {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
 	}
 	sort.Strings(kinds)
-	return fmt.Sprintf("outcomes: %s; worst overshoot %v (%s); peak memory a %d/%d B, b %d/%d B; control a %d, b %d B; %d handler calls",
+	return fmt.Sprintf("outcomes: %s; worst overshoot %v (%s); peak in/out/control of bound: a %d/%d %d/%d %d, b %d/%d %d/%d %d B; %d handler calls",
 		strings.Join(kinds, ", "), c.worst.Round(time.Millisecond), c.worstOp,
-		c.peak[0], c.memBound[0], c.peak[1], c.memBound[1], c.peakCtl[0], c.peakCtl[1], len(c.handlers))
+		c.peakIn[0], c.inBound[0], c.peakOut[0], c.outBound[0], c.peakCtl[0],
+		c.peakIn[1], c.inBound[1], c.peakOut[1], c.outBound[1], c.peakCtl[1], len(c.handlers))
 }

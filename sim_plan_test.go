@@ -53,6 +53,12 @@ func (tr simTransport) String() string { return simTransportNames[tr] }
 // everything in memory, time fake.
 func (tr simTransport) fakeTime() bool { return tr <= simHeaderNetPipe }
 
+// watched reports whether a Peer on tr that pushes back (does not read)
+// must still see its remote side go within a bound (invariant 4). Not
+// over stdio on a plain stream: the README says such a side notices when
+// it next writes or reads, and a stream cannot tell it sooner.
+func (tr simTransport) watched() bool { return tr == simPipe || tr == simWS }
+
 // simStep is one request, and what the handler that gets it does. It
 // travels as the request's params, so the receiving side needs no plan.
 type simStep struct {
@@ -182,10 +188,11 @@ type simPlan struct {
 	fault     simFault
 
 	// maxMsg is the largest message the plan makes, a batch's reply array
-	// aside (see invariant 2), and maxCharge the most one inbound message
-	// is charged (its bytes and msgOverhead per element).
-	maxMsg, maxCharge int
-	ops               int
+	// aside (see invariant 2); maxCharge the most one inbound message is
+	// charged (its bytes and msgOverhead per element); maxElem the largest
+	// reply of one element of a batch.
+	maxMsg, maxCharge, maxElem int
+	ops                        int
 }
 
 // describe writes the plan, op by op, for a human replaying it.
@@ -386,8 +393,11 @@ func (g *simGen) note(d, stream int, seq *int, maxPad int) simStep {
 		s.Kind, s.N = "slow", g.between(1, 50)
 	case x < 95:
 		s.Kind, s.N = "hold", g.between(50, 1000)
-		if g.chance(20) {
-			s.N = 0 // the notifications behind it wait for the end
+		if g.p.transport.fakeTime() && g.chance(20) {
+			// The notifications behind it wait for the end, and the
+			// other side's operations mostly for their ctx: free on a
+			// fake clock, seconds a run in real time.
+			s.N = 0
 		}
 	case d < 2:
 		s.Kind, s.Nest = "nest", g.nested(d+1)
@@ -395,28 +405,33 @@ func (g *simGen) note(d, stream int, seq *int, maxPad int) simStep {
 	return s
 }
 
-// batch draws a batch: calls and notifications of stream, or notifications
-// only.
+// batch draws a batch: calls and notifications of stream, notifications
+// only, or (bulk) big results only.
 func (g *simGen) batch(stream int, seq *int) []simStep {
 	n := g.between(1, 4)
 	if g.chance(25) {
 		n = g.between(5, 16)
 	}
-	notesOnly := g.chance(20)
+	kind := g.r.IntN(10) // 0, 1: notifications only; 2: bulk
 	out := make([]simStep, n)
 	calls := 0
 	for i := range out {
-		if notesOnly || g.chance(50) {
+		switch {
+		case kind < 2 || kind > 2 && g.chance(50):
 			out[i] = g.note(1, stream, seq, 256)
 			continue
+		case kind == 2:
+			out[i] = simStep{Kind: "big", N: g.between(4, 8) << 10}
+		default:
+			out[i] = g.call(1, 256)
+			if out[i].Kind == "hold" && out[i].N == 0 || g.chance(20) {
+				out[i] = simStep{Kind: "big", N: g.between(1, 8) << 10}
+			}
 		}
 		calls++
-		s := g.call(1, 256)
-		if s.Kind == "hold" && s.N == 0 || g.chance(30) {
-			s = simStep{Kind: "big", N: g.between(1, 32) << 10} // the bulk of a batch's reply
-			g.reply(s)
+		if out[i].Kind == "big" {
+			g.p.maxElem = max(g.p.maxElem, out[i].N+simEnvelope)
 		}
-		out[i] = s
 	}
 	for i := range out {
 		if out[i].Note {
@@ -450,11 +465,10 @@ func (g *simGen) sized(steps []simStep) {
 	g.p.maxCharge = max(g.p.maxCharge, n+256*len(steps)) // msgOverhead per element
 }
 
-// reply accounts for the reply to a call s alone (not in a batch).
+// reply accounts for the reply to a call s, alone or in a batch.
 func (g *simGen) reply(s simStep) {
-	if s.Kind == "big" {
-		g.p.maxMsg = max(g.p.maxMsg, s.N+simEnvelope)
-	}
+	g.p.maxMsg = max(g.p.maxMsg, s.N+simEnvelope) // N bytes of result at most
+	g.p.maxElem = max(g.p.maxElem, s.N+simEnvelope)
 }
 
 // fault draws the run's terminal fault, if any.

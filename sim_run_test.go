@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/ws"
 )
 
 // One simulation run: two Peers on a carrier, their workers, the plan's
@@ -185,7 +186,7 @@ func (rn *simRun) ended(s int) {
 	rn.doneAt[s] = now
 	rn.early[s] = !rn.tearing
 	close(rn.doneCh[s])
-	if !rn.tearing && rn.doneAt[1-s].IsZero() {
+	if !rn.tearing && rn.doneAt[1-s].IsZero() && rn.plan.transport.watched() {
 		rn.endWatch.Add(1)
 		go rn.watchEnd(1-s, s, now)
 	}
@@ -436,15 +437,17 @@ func (rn *simRun) afterFuncRan(s int) bool {
 }
 
 // checkCauses: a connection that ended before the teardown, with no fault
-// in the plan, ended for a documented reason. ws.ErrKeepalive is not one:
-// both sides are alive, and the plan's pauses are shorter than the ping
-// timeout, so it means that back-pressure hid the pongs.
+// in the plan, ended for a documented reason. ws.ErrKeepalive is one when
+// the plan pings every second or so: a side that pushes back for longer
+// than the ping timeout (its notifications' handler holding, say) answers
+// no ping, and is "a silent peer".
 func (rn *simRun) checkCauses(causes [2]error) {
 	if rn.plan.fault.kind != faultNone || !rn.endedEarly() {
 		return
 	}
 	for _, err := range causes {
-		if errors.Is(err, jsonrpc.ErrOverloaded) || errors.Is(err, jsonrpc.ErrSlowConsumer) || errors.Is(err, jsonrpc.ErrWriteTimeout) {
+		if errors.Is(err, jsonrpc.ErrOverloaded) || errors.Is(err, jsonrpc.ErrSlowConsumer) ||
+			errors.Is(err, jsonrpc.ErrWriteTimeout) || rn.plan.ping > 0 && errors.Is(err, ws.ErrKeepalive) {
 			return
 		}
 	}

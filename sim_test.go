@@ -39,19 +39,24 @@ package jsonrpc_test
 //     worst overshoot is in the run's summary (-v).
 //  2. Each side's retained memory, sampled every millisecond and on every
 //     Read and Write (jsonrpc.RetainedBytes, sim_export_test.go), stays
-//     within what the README's limits table allows: inbound within
-//     2 × MaxQueuedBytes (or one message), outbound within
-//     MaxOutboundBytes (or one message), control replies within 1 MiB
-//     plus one message; "one message" is the largest the plan makes,
-//     a batch's reply array aside (a batch's replies must fit a budget).
+//     within what the README's limits table allows: inbound work within
+//     2 × MaxQueuedBytes (or one message alone), plus the replies of the
+//     batch elements running when the budget fills (one per slot);
+//     unwritten messages within MaxOutboundBytes or one message alone,
+//     where a batch's reply array may be as long as MaxQueuedBytes plus
+//     BatchConcurrency elements, no longer; control replies within 1 MiB
+//     plus one message. "One message" is the largest the plan makes, a
+//     batch's reply array aside.
 //  3. Every notification that Notify or Batch reported written (nil, and
 //     no call of its batch refused) is handled exactly once, and in order
 //     within its stream (one worker's, or one nesting handler's), unless
 //     the connection ended; duplicates and reordering fail always.
 //  4. Once one side ends, the other ends within its DrainTimeout, its
-//     plan's pauses and the bound; at the teardown, Wait returns within the
-//     bound of Close, the AfterFunc runs, and every handler's ctx has ended
-//     within the bound of its Peer's end.
+//     plan's pauses and the bound, even while it pushes back (over Pipe and
+//     ws; over stdio on a plain stream the README promises only that it
+//     notices when it next reads or writes); at the teardown, Wait returns
+//     within the bound of Close, the AfterFunc runs, and every handler's
+//     ctx has ended within the bound of its Peer's end.
 //  5. Nothing leaks: a synctest bubble fails if a goroutine outlives the
 //     run; in real time, goleak checks after each run; TestMain checks the
 //     whole package.
@@ -59,7 +64,8 @@ package jsonrpc_test
 // Beside them: R, every call gets its own result; U, no error outside the
 // documented ones (a ctx's, ErrClosed, CodeOverloaded, CodeShuttingDown,
 // the "fail" method's), and a connection that ends with no fault in the
-// plan ends with ErrOverloaded, ErrSlowConsumer or ErrWriteTimeout.
+// plan ends with ErrOverloaded, ErrSlowConsumer, ErrWriteTimeout or (when
+// the plan pings) ws.ErrKeepalive.
 //
 // Running it:
 //

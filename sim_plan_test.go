@@ -186,6 +186,7 @@ type simPlan struct {
 	ping      time.Duration // ws keepalive interval; 0: the default
 	sides     [2]simSide
 	fault     simFault
+	flood     bool // see flood
 
 	// maxMsg is the largest message the plan makes, a batch's reply array
 	// aside (see invariant 2); maxCharge the most one inbound message is
@@ -197,8 +198,8 @@ type simPlan struct {
 
 // describe writes the plan, op by op, for a human replaying it.
 func (p *simPlan) describe(w io.Writer) {
-	fmt.Fprintf(w, "seed %d: %v, cancel dialect %v, ws ping %v, %v; largest message %d B\n",
-		p.seed, p.transport, p.cancel, p.ping, p.fault, p.maxMsg)
+	fmt.Fprintf(w, "seed %d: %v, cancel dialect %v, ws ping %v, %v, flood %v; largest message %d B\n",
+		p.seed, p.transport, p.cancel, p.ping, p.fault, p.flood, p.maxMsg)
 	for s, sd := range p.sides {
 		o := sd.opts
 		fmt.Fprintf(w, "side %c: MaxConcurrent %d, MaxQueued %d, MaxQueuedBytes %d, MaxOutboundBytes %d, BatchConcurrency %d, "+
@@ -240,7 +241,44 @@ func simGenerate(seed uint64) *simPlan {
 		p.sides[s] = g.side()
 	}
 	g.fault()
+	if g.chance(10) {
+		g.flood()
+	}
 	return p
+}
+
+// flood turns the plan into one side flooding the other, which serves
+// only, with notifications behind one whose handler holds until the end:
+// the receiver pushes back, and must still see the flooding side go when
+// it ends from outside (invariant 4).
+func (g *simGen) flood() {
+	s := g.r.IntN(2)
+	stream, seq := g.stream(), 0
+	var ops []simOp
+	for i := range g.between(30, 80) {
+		st := simStep{Kind: "echo", Note: true, St: stream, Sq: seq, Pad: g.pad(2048)}
+		if i == 0 {
+			st.Kind = "hold"
+		}
+		seq++
+		ops = append(ops, simOp{kind: opNotify, think: g.ms(0, 2), timeout: g.ms(100, 500), step: st})
+		g.sized([]simStep{st})
+	}
+	g.p.ops -= g.p.sides[0].ops() + g.p.sides[1].ops()
+	g.p.sides[s].workers = [][]simOp{ops}
+	g.p.sides[1-s].workers = nil
+	g.p.ops += len(ops)
+	kinds := []simFaultKind{faultAbrupt, faultClose, faultShutdown}
+	g.p.fault = simFault{kind: kinds[g.r.IntN(len(kinds))], side: s, at: g.ms(200, 1000), wait: g.ms(50, 500)}
+	g.p.flood = true
+}
+
+func (s *simSide) ops() int {
+	n := 0
+	for _, w := range s.workers {
+		n += len(w)
+	}
+	return n
 }
 
 func (g *simGen) between(lo, hi int) int { return lo + g.r.IntN(hi-lo+1) }

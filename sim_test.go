@@ -21,6 +21,10 @@ package jsonrpc_test
 //     caller back (nested, twice at most);
 //   - up to two windows in which its Conn is not read, or read slowly.
 //
+// One plan in ten is a flood instead: one side's only worker sends
+// notifications behind one whose handler holds until the end, the other
+// side only serves (and so pushes back), and the flooding side ends.
+//
 // and for the run: its transport, from the seed (simTransportOf): jsonrpc.Pipe,
 // stdio (line and header framing) over net.Pipe, both in a testing/synctest
 // bubble (fake time: fast, and as deterministic as goroutines allow); stdio

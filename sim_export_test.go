@@ -1,7 +1,5 @@
 package jsonrpc
 
-import "sync"
-
 // What the simulation harness (sim_test.go, package jsonrpc_test) reads of
 // a Peer's insides to check its memory bound.
 
@@ -22,10 +20,3 @@ func RetainedBytes(p *Peer) (inbound, outbound, control int) {
 
 // MaxControlBytes is the control budget RetainedBytes's control is held to.
 const MaxControlBytes = maxControlBytes
-
-// ForgetReplyChans empties the pool of reply channels (pending.go). A
-// channel made in a testing/synctest bubble must not reach a Peer outside
-// it, or in another bubble: a select on it there is a fatal error, and a
-// channel from outside makes a bubble's goroutine wait non-durably, so
-// that its fake clock stops. Call it only while no Peer runs.
-func ForgetReplyChans() { replyChans = sync.Pool{New: replyChans.New} }

@@ -99,7 +99,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/peerwire/jsonrpc"
 	"go.uber.org/goleak"
 )
 
@@ -172,11 +171,7 @@ func simOne(t *testing.T, seed uint64) bool {
 		}
 		var res simResult
 		if plan.transport.fakeTime() {
-			// The library pools reply channels, which must not cross
-			// the bubble's edge either way.
-			jsonrpc.ForgetReplyChans()
 			synctest.Test(t, func(*testing.T) { res = simExecute(plan, *simFakeBound) })
-			jsonrpc.ForgetReplyChans()
 		} else {
 			current := goleak.IgnoreCurrent()
 			res = simExecute(plan, *simBound)

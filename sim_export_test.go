@@ -4,7 +4,8 @@ package jsonrpc
 // a Peer's insides to check its memory bound.
 
 // RetainedBytes returns the bytes p holds against its budgets right now:
-// inbound requests queued or running (charged as for MaxQueuedBytes),
+// inbound requests queued or running, and the replies of the inbound
+// batches being served (charged as for MaxQueuedBytes),
 // outbound messages queued or being written (MaxOutboundBytes), and the
 // read loop's own replies and cancel notifications not yet written (the
 // control budget, maxControlBytes).

@@ -2,9 +2,10 @@ package jsonrpc_test
 
 // TestSim is a seeded, randomized simulation of two Peers under load and
 // faults, in the spirit of FoundationDB's and TigerBeetle's simulation
-// testing: each run draws from its seed a whole plan (sim_plan_test.go),
-// executes it (sim_run_test.go, sim_handler_test.go, sim_conn_test.go) and
-// holds it to invariants (sim_check_test.go).
+// testing: each run draws from its seed a whole plan (sim_plan_test.go,
+// sim_gen_test.go), executes it (sim_run_test.go, sim_work_test.go,
+// sim_handler_test.go, sim_conn_test.go) and holds it to invariants
+// (sim_check_test.go, sim_streams_test.go).
 //
 // What a plan holds, for each of the two sides:
 //
@@ -13,25 +14,25 @@ package jsonrpc_test
 //     default, short or off; sometimes WriteTimeout 2 s, concurrent
 //     notifications, a pass-through Interceptor; LSPCancel on both sides
 //     or none;
-//   - 1-4 workers making 40-120 operations in turn: calls, notifications,
-//     batches (mixed, and notifications only), each with a ctx deadline of
-//     2 ms to 2 s and a fifth cancelled early; the requests say what the
-//     other side's handler does: answer at once, answer big, be slow, hold
-//     until its ctx ends (or for a while), fail, or call and notify the
-//     caller back (nested, twice at most);
+//   - 1-4 workers making 40-120 operations in turn (or a few, or none:
+//     a side that mostly serves): calls, notifications, batches (mixed,
+//     notifications only, big results only), each with a ctx deadline of
+//     2 ms to 2 s and a fifth cancelled early. Each request says what the
+//     other side's handler does: answer at once, answer big, be slow,
+//     hold until its ctx ends (or for a while), fail, or call and notify
+//     the caller back (nested, twice at most);
 //   - up to two windows in which its Conn is not read, or read slowly.
 //
-// One plan in ten is a flood instead: one side's only worker sends
-// notifications behind one whose handler holds until the end, the other
-// side only serves (and so pushes back), and the flooding side ends.
-//
-// and for the run: its transport, from the seed (simTransportOf): jsonrpc.Pipe,
-// stdio (line and header framing) over net.Pipe, both in a testing/synctest
-// bubble (fake time: fast, and as deterministic as goroutines allow); stdio
-// (both framings) over loopback TCP and ws over loopback TCP (httptest), in
-// real time. And at most one fault that ends the connection: the carrier
-// closed under a side's Conn, Close or Shutdown from outside, from a
-// handler, or from Options.OnConnect.
+// For the run: its transport, from the seed (simTransportOf): jsonrpc.Pipe,
+// and stdio (line and header framing) over net.Pipe, in a testing/synctest
+// bubble (fake time: fast, and as deterministic as goroutines allow);
+// stdio (both framings) over loopback TCP, and ws over loopback TCP
+// (httptest), in real time. And at most one fault that ends the
+// connection: the carrier closed under a side's Conn, Close or Shutdown
+// from outside, from a handler, or from Options.OnConnect. One plan in ten
+// is a flood instead: one side's only worker sends notifications behind
+// one whose handler holds until the end, the other side only serves (so
+// it pushes back), and the flooding side ends.
 //
 // The invariants, each checked during the run or after it:
 //
@@ -56,11 +57,12 @@ package jsonrpc_test
 //     within its stream (one worker's, or one nesting handler's), unless
 //     the connection ended; duplicates and reordering fail always.
 //  4. Once one side ends, the other ends within its DrainTimeout, its
-//     plan's pauses and the bound, even while it pushes back (over Pipe and
-//     ws; over stdio on a plain stream the README promises only that it
-//     notices when it next reads or writes); at the teardown, Wait returns
-//     within the bound of Close, the AfterFunc runs, and every handler's
-//     ctx has ended within the bound of its Peer's end.
+//     plan's pauses and the bound (and 2 s more over ws, whose keepalive
+//     finds a gone side "within about 2 s"), even while it pushes back;
+//     not over stdio on a plain stream, where the README promises only
+//     that it notices when it next reads or writes. At the teardown, Wait
+//     returns within the bound of Close, the AfterFunc runs, and every
+//     handler's ctx has ended within the bound of its Peer's end.
 //  5. Nothing leaks: a synctest bubble fails if a goroutine outlives the
 //     run; in real time, goleak checks after each run; TestMain checks the
 //     whole package.
@@ -79,14 +81,14 @@ package jsonrpc_test
 //	go test -race -run TestSim -sim.transport=ws .        # one transport
 //	go test -race -run TestSim -sim.seed=N -v .           # replay seed N, with its summary
 //	go test -race -run TestSim -sim.seed=N -sim.plan -v . # and its plan, op by op
-//	go test -race -run TestSim -sim.ignore=3order,2 .     # known failures reported, not failing
+//	go test -race -run TestSim -sim.ignore=4,U .          # known failures reported, not failing
 //
 // A failing run reports its seed and the line that replays it: the same
 // plan (operations, faults, parameters), though not the same goroutine
-// schedule. A run that hangs in a synctest bubble ends the test binary
-// with synctest's deadlock panic, and one that outlives -sim.hang of real
-// time with a panic that names its seed; the report of the run is printed
-// first.
+// schedule. A run that hangs ends the test binary: in a bubble with
+// synctest's deadlock panic, under the subtest that names the seed; in
+// real time after -sim.hang, with a panic that prints the seed, its
+// replay line and every goroutine's stack.
 
 import (
 	"flag"
@@ -157,12 +159,7 @@ func TestSim(t *testing.T) {
 func simOne(t *testing.T, seed uint64) bool {
 	plan := simGenerate(seed)
 	return t.Run(fmt.Sprintf("seed=%d-%v", seed, plan.transport), func(t *testing.T) {
-		hung := time.AfterFunc(*simHang, func() {
-			buf := make([]byte, 1<<22)
-			fmt.Fprintf(os.Stderr, "sim: seed %d (%v) still runs after %v: hung\nreplay: go test -race -run TestSim -sim.seed=%d .\n%s",
-				seed, plan.transport, *simHang, seed, buf[:runtime.Stack(buf, true)])
-			panic(fmt.Sprintf("sim: seed %d hung", seed))
-		})
+		hung := time.AfterFunc(*simHang, func() { simHung(plan) })
 		defer hung.Stop()
 		if *simShowPlan {
 			var b strings.Builder
@@ -179,21 +176,36 @@ func simOne(t *testing.T, seed uint64) bool {
 				res.violations = append(res.violations, simViolation{"5", err.Error()})
 			}
 		}
-		t.Log(res.summary)
-		var failing, ignored []string
-		for _, v := range res.violations {
-			if slices.Contains(strings.Split(*simIgnore, ","), v.key()) {
-				ignored = append(ignored, v.String())
-			} else {
-				failing = append(failing, v.String())
-			}
-		}
-		if len(ignored) > 0 {
-			t.Logf("ignored (-sim.ignore):\n\t%s", strings.Join(ignored, "\n\t"))
-		}
-		if len(failing) > 0 {
-			t.Fatalf("seed %d (%v, %v):\n\t%s\nreplay: go test -race -run TestSim -sim.seed=%d .",
-				seed, plan.transport, plan.fault, strings.Join(failing, "\n\t"), seed)
-		}
+		simReport(t, plan, res)
 	})
+}
+
+// simReport logs a run's summary, and fails the test with its violations
+// but those -sim.ignore names.
+func simReport(t *testing.T, plan *simPlan, res simResult) {
+	t.Log(res.summary)
+	var failing, ignored []string
+	for _, v := range res.violations {
+		if slices.Contains(strings.Split(*simIgnore, ","), v.key()) {
+			ignored = append(ignored, v.String())
+		} else {
+			failing = append(failing, v.String())
+		}
+	}
+	if len(ignored) > 0 {
+		t.Logf("ignored (-sim.ignore):\n\t%s", strings.Join(ignored, "\n\t"))
+	}
+	if len(failing) > 0 {
+		t.Fatalf("seed %d (%v, %v):\n\t%s\nreplay: go test -race -run TestSim -sim.seed=%d .",
+			plan.seed, plan.transport, plan.fault, strings.Join(failing, "\n\t"), plan.seed)
+	}
+}
+
+// simHung ends the test binary when a run has outlived -sim.hang of real
+// time, saying which and where every goroutine is.
+func simHung(plan *simPlan) {
+	buf := make([]byte, 4<<20)
+	fmt.Fprintf(os.Stderr, "sim: seed %d (%v) still runs after %v: hung\nreplay: go test -race -run TestSim -sim.seed=%d .\n%s",
+		plan.seed, plan.transport, *simHang, plan.seed, buf[:runtime.Stack(buf, true)])
+	panic(fmt.Sprintf("sim: seed %d hung", plan.seed))
 }

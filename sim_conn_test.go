@@ -28,35 +28,35 @@ type simCarrier struct {
 }
 
 // simConnect connects two Conns over tr.
-func simConnect(tr simTransport, ping time.Duration) (*simCarrier, error) {
+func simConnect(tr simTransport, ping time.Duration, msgCap int) (*simCarrier, error) {
 	switch tr {
 	case simPipe:
 		a, b := jsonrpc.Pipe()
 		return &simCarrier{conns: [2]jsonrpc.Conn{a, b}, abrupt: [2]func() error{a.Close, b.Close}, cleanup: func() {}}, nil
 	case simLineNetPipe, simHeaderNetPipe:
 		x, y := net.Pipe()
-		return simStdio(x, y, tr == simLineNetPipe, func() {}), nil
+		return simStdio(x, y, tr == simLineNetPipe, msgCap), nil
 	case simLineTCP, simHeaderTCP:
 		x, y, err := simTCPPair()
 		if err != nil {
 			return nil, err
 		}
-		return simStdio(x, y, tr == simLineTCP, func() {}), nil
+		return simStdio(x, y, tr == simLineTCP, msgCap), nil
 	case simWS:
-		return simWSPair(ping)
+		return simWSPair(ping, msgCap)
 	}
 	panic("unknown transport")
 }
 
-func simStdio(x, y net.Conn, line bool, cleanup func()) *simCarrier {
-	so := stdio.Options{Framing: stdio.Header}
+func simStdio(x, y net.Conn, line bool, msgCap int) *simCarrier {
+	so := stdio.Options{Framing: stdio.Header, MaxMessageSize: int64(msgCap)}
 	if line {
 		so.Framing = stdio.Line
 	}
 	return &simCarrier{
 		conns:   [2]jsonrpc.Conn{stdio.NewConn(x, x, so), stdio.NewConn(y, y, so)},
 		abrupt:  [2]func() error{x.Close, y.Close},
-		cleanup: cleanup,
+		cleanup: func() {},
 	}
 }
 
@@ -89,8 +89,8 @@ func simTCPPair() (net.Conn, net.Conn, error) {
 // simWSPair connects a ws.Conn made by ws.NewConn over coder/websocket's
 // Dial (side a) to one made by ws.Server.Accept (side b), over loopback
 // TCP, and keeps both TCP connections for the abrupt fault.
-func simWSPair(ping time.Duration) (*simCarrier, error) {
-	wo := ws.Options{PingInterval: ping}
+func simWSPair(ping time.Duration, msgCap int) (*simCarrier, error) {
+	wo := ws.Options{PingInterval: ping, MaxMessageSize: int64(msgCap)}
 	if ping > 0 {
 		wo.PingTimeout = time.Second // longer than any pause of the plan
 	}

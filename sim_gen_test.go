@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/peerwire/jsonrpc"
 )
 
 // The generator of plans (sim_plan_test.go): every random choice of a
@@ -23,7 +25,10 @@ func simGenerate(seed uint64) *simPlan {
 	g := &simGen{r: rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d)), p: &simPlan{seed: seed}}
 	p := g.p
 	p.transport = simTransportOf(seed)
-	p.cancel = g.r.IntN(2) == 0
+	p.cancel = []*jsonrpc.CancelDialect{nil, jsonrpc.LSPCancel, jsonrpc.MCPCancel}[g.r.IntN(3)]
+	if p.transport != simPipe && g.chance(30) {
+		p.msgCap = g.between(16, 48) << 10
+	}
 	if p.transport == simWS && g.r.IntN(2) == 0 {
 		p.ping = time.Duration(300+g.r.IntN(700)) * time.Millisecond
 	}
@@ -96,8 +101,12 @@ func (g *simGen) side() simSide {
 	if g.chance(15) {
 		o.WriteTimeout = 2 * time.Second
 	}
+	if g.chance(15) {
+		o.MaxPending = g.between(2, 16)
+	}
 	o.ConcurrentNotifications = g.chance(10)
 	s.intercept = g.chance(20)
+	s.serve = g.chance(30)
 	// Most sides are busy; some make a few operations, or none, and
 	// mostly serve: a side with nothing to write is the one that pushes
 	// back on a flood of notifications by not reading.
@@ -179,7 +188,7 @@ func (g *simGen) call(d, maxPad int) simStep {
 		s.Kind, s.N = "slow", g.between(1, 300)
 	case x < 70:
 		s.Kind, s.N = "hold", g.between(100, 2000)
-		if g.p.cancel && g.chance(30) {
+		if g.p.cancel != nil && g.chance(30) {
 			s.N = 0 // until the caller cancels it, or the end
 		}
 	case x < 92 && d < 2:

@@ -148,7 +148,8 @@ func (rn *simRun) batch(ctx context.Context, s int, p *jsonrpc.Peer, steps []sim
 }
 
 // classify counts an outcome, and reports one that no documented path
-// gives.
+// gives. With a message cap, a message over it fails at once, and a reply
+// over it becomes an Internal error saying so.
 func (rn *simRun) classify(ctx context.Context, st *simStep, err error, label string) {
 	var e *jsonrpc.Error
 	kind := ""
@@ -159,6 +160,11 @@ func (rn *simRun) classify(ctx context.Context, st *simStep, err error, label st
 		kind = "ctx"
 	case errors.Is(err, jsonrpc.ErrClosed):
 		kind = "closed"
+	case errors.Is(err, jsonrpc.ErrTooManyPending):
+		kind = "too many pending"
+	case rn.plan.msgCap > 0 && (errors.Is(err, jsonrpc.ErrMessageTooLarge) ||
+		errors.As(err, &e) && e.Code == jsonrpc.CodeInternalError && strings.Contains(string(e.Data), "too large")):
+		kind = "too large"
 	case errors.As(err, &e) && e.Code == jsonrpc.CodeOverloaded:
 		kind = "overloaded"
 	case errors.As(err, &e) && e.Code == jsonrpc.CodeShuttingDown:

@@ -171,6 +171,7 @@ func (f simFault) String() string {
 type simSide struct {
 	opts      jsonrpc.Options // the limits; Handler, OnConnect and the rest are the run's
 	intercept bool            // a pass-through Interceptor
+	serve     bool            // run by jsonrpc.Serve, not NewPeer
 	workers   [][]simOp
 	pauses    []simWindow // the side's Conn is not read, or read slowly
 }
@@ -179,8 +180,9 @@ type simSide struct {
 type simPlan struct {
 	seed      uint64
 	transport simTransport
-	cancel    bool          // both sides speak LSPCancel
-	ping      time.Duration // ws keepalive interval; 0: the default
+	cancel    *jsonrpc.CancelDialect // both sides speak it; nil: none
+	msgCap    int                    // the transport's MaxMessageSize; 0: the default
+	ping      time.Duration          // ws keepalive interval; 0: the default
 	sides     [2]simSide
 	fault     simFault
 	flood     bool // see flood
@@ -195,14 +197,18 @@ type simPlan struct {
 
 // describe writes the plan, op by op, for a human replaying it.
 func (p *simPlan) describe(w io.Writer) {
-	fmt.Fprintf(w, "seed %d: %v, cancel dialect %v, ws ping %v, %v, flood %v; largest message %d B\n",
-		p.seed, p.transport, p.cancel, p.ping, p.fault, p.flood, p.maxMsg)
+	dialect := "none"
+	if p.cancel != nil {
+		dialect = p.cancel.Method
+	}
+	fmt.Fprintf(w, "seed %d: %v, cancel dialect %s, message cap %d, ws ping %v, %v, flood %v; largest message %d B\n",
+		p.seed, p.transport, dialect, p.msgCap, p.ping, p.fault, p.flood, p.maxMsg)
 	for s, sd := range p.sides {
 		o := sd.opts
 		fmt.Fprintf(w, "side %c: MaxConcurrent %d, MaxQueued %d, MaxQueuedBytes %d, MaxOutboundBytes %d, BatchConcurrency %d, "+
-			"DrainTimeout %v, WriteTimeout %v, ConcurrentNotifications %v, interceptor %v; pauses %v\n",
+			"MaxPending %d, DrainTimeout %v, WriteTimeout %v, ConcurrentNotifications %v, interceptor %v, Serve %v; pauses %v\n",
 			'a'+s, o.MaxConcurrent, o.MaxQueued, o.MaxQueuedBytes, o.MaxOutboundBytes, o.BatchConcurrency,
-			o.DrainTimeout, o.WriteTimeout, o.ConcurrentNotifications, sd.intercept, sd.pauses)
+			o.MaxPending, o.DrainTimeout, o.WriteTimeout, o.ConcurrentNotifications, sd.intercept, sd.serve, sd.pauses)
 		for wk, ops := range sd.workers {
 			for i := range ops {
 				fmt.Fprintf(w, "  worker %d op %d: think %v, %v\n", wk, i, ops[i].think, &ops[i])

@@ -33,7 +33,8 @@ type simRun struct {
 	cancel  context.CancelFunc
 	carrier *simCarrier
 	peers   [2]atomic.Pointer[jsonrpc.Peer]
-	started [2]chan struct{} // closed when the side's NewPeer has returned
+	started [2]chan struct{} // closed when the side's NewPeer has returned, or Serve's OnConnect
+	served  [2]chan error    // what Serve returned, for a side it runs
 	doneCh  [2]chan struct{} // closed when the side's Peer has ended
 	bg      sync.WaitGroup   // the run's own goroutines
 
@@ -57,7 +58,7 @@ func simExecute(plan *simPlan, bound time.Duration) simResult {
 	rn := &simRun{plan: plan, c: newSimChecker(plan, bound), bound: bound}
 	rn.ctx, rn.cancel = context.WithTimeout(context.Background(), simRunCap)
 	defer rn.cancel()
-	car, err := simConnect(plan.transport, plan.ping)
+	car, err := simConnect(plan.transport, plan.ping, plan.msgCap)
 	if err != nil {
 		return simResult{violations: []simViolation{{"setup", err.Error()}}}
 	}
@@ -102,19 +103,27 @@ func (rn *simRun) startPeer(s int) {
 	o := rn.plan.sides[s].opts
 	o.Handler = rn.handler(s)
 	o.OnConnect = func(p *jsonrpc.Peer) { rn.connected(s, p) }
-	if rn.plan.cancel {
-		o.Cancel = jsonrpc.LSPCancel
-	}
+	o.Cancel = rn.plan.cancel
 	if rn.plan.sides[s].intercept {
 		o.Interceptors = []jsonrpc.Interceptor{func(ctx context.Context, _ *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
 			return next(ctx)
 		}}
 	}
 	conn := simWrap(rn, s, rn.carrier.conns[s], rn.carrier.drop[s])
-	r := rn.c.begin(fmt.Sprintf("side %c NewPeer", 'a'+s), nil)
-	jsonrpc.NewPeer(conn, o)
+	if !rn.plan.sides[s].serve {
+		r := rn.c.begin(fmt.Sprintf("side %c NewPeer", 'a'+s), nil)
+		jsonrpc.NewPeer(conn, o)
+		rn.c.end(r)
+		close(rn.started[s])
+		return
+	}
+	// Serve reads on its own goroutine, here one of the run's, and
+	// returns Wait's result once the Peer has ended (see teardown).
+	r := rn.c.begin(fmt.Sprintf("side %c Serve until OnConnect returns", 'a'+s), nil)
+	rn.served[s] = make(chan error, 1)
+	go func() { rn.served[s] <- jsonrpc.Serve(conn, o) }()
+	<-rn.started[s]
 	rn.c.end(r)
-	close(rn.started[s])
 }
 
 // connected is side s's OnConnect: it watches the Peer's end, and makes
@@ -132,6 +141,9 @@ func (rn *simRun) connected(s int, p *jsonrpc.Peer) {
 		<-p.Done()
 		rn.ended(s)
 	}()
+	if rn.plan.sides[s].serve {
+		defer close(rn.started[s])
+	}
 	f := rn.plan.fault
 	if f.side != s {
 		return
@@ -257,6 +269,9 @@ func (rn *simRun) teardown() (causes [2]error) {
 			causes[s] = errors.New("(Wait did not return)")
 		}
 		t.Stop()
+		if rn.served[s] != nil {
+			rn.checkServe(s, causes[s])
+		}
 	}
 	deadline := time.Now().Add(rn.bound)
 	for s := range 2 {
@@ -279,6 +294,20 @@ func (rn *simRun) teardown() (causes [2]error) {
 		rn.c.handlersEnded(s, done)
 	}
 	return causes
+}
+
+// checkServe: Serve returns once Wait would, with Wait's result.
+func (rn *simRun) checkServe(s int, cause error) {
+	t := time.NewTimer(rn.bound)
+	defer t.Stop()
+	select {
+	case err := <-rn.served[s]:
+		if err != cause {
+			rn.c.fail("U", "side %c: Serve returned %v, Wait %v", 'a'+s, err, cause)
+		}
+	case <-t.C:
+		rn.c.fail("4", "side %c: Serve has not returned %v after Wait", 'a'+s, rn.bound)
+	}
 }
 
 func (rn *simRun) hasEnded(s int) bool {

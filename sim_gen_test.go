@@ -39,6 +39,11 @@ func simGenerate(seed uint64) *simPlan {
 	if g.chance(10) {
 		g.flood()
 	}
+	// Drawn last, so that the draws above stay those of every seed
+	// reported before they were added.
+	for s := range p.sides {
+		p.sides[s].delaySlow = p.sides[s].intercept && g.chance(50)
+	}
 	return p
 }
 

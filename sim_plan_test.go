@@ -171,6 +171,7 @@ func (f simFault) String() string {
 type simSide struct {
 	opts      jsonrpc.Options // the limits; Handler, OnConnect and the rest are the run's
 	intercept bool            // a pass-through Interceptor
+	delaySlow bool            // which holds back outbound "slow" calls 3 ms (an element of a batch goes later)
 	serve     bool            // run by jsonrpc.Serve, not NewPeer
 	workers   [][]simOp
 	pauses    []simWindow // the side's Conn is not read, or read slowly
@@ -206,9 +207,9 @@ func (p *simPlan) describe(w io.Writer) {
 	for s, sd := range p.sides {
 		o := sd.opts
 		fmt.Fprintf(w, "side %c: MaxConcurrent %d, MaxQueued %d, MaxQueuedBytes %d, MaxOutboundBytes %d, BatchConcurrency %d, "+
-			"MaxPending %d, DrainTimeout %v, WriteTimeout %v, ConcurrentNotifications %v, interceptor %v, Serve %v; pauses %v\n",
+			"MaxPending %d, DrainTimeout %v, WriteTimeout %v, ConcurrentNotifications %v, interceptor %v (delaying %v), Serve %v; pauses %v\n",
 			'a'+s, o.MaxConcurrent, o.MaxQueued, o.MaxQueuedBytes, o.MaxOutboundBytes, o.BatchConcurrency,
-			o.MaxPending, o.DrainTimeout, o.WriteTimeout, o.ConcurrentNotifications, sd.intercept, sd.serve, sd.pauses)
+			o.MaxPending, o.DrainTimeout, o.WriteTimeout, o.ConcurrentNotifications, sd.intercept, sd.delaySlow, sd.serve, sd.pauses)
 		for wk, ops := range sd.workers {
 			for i := range ops {
 				fmt.Fprintf(w, "  worker %d op %d: think %v, %v\n", wk, i, ops[i].think, &ops[i])

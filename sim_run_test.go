@@ -104,8 +104,11 @@ func (rn *simRun) startPeer(s int) {
 	o.Handler = rn.handler(s)
 	o.OnConnect = func(p *jsonrpc.Peer) { rn.connected(s, p) }
 	o.Cancel = rn.plan.cancel
-	if rn.plan.sides[s].intercept {
-		o.Interceptors = []jsonrpc.Interceptor{func(ctx context.Context, _ *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
+	if sd := rn.plan.sides[s]; sd.intercept {
+		o.Interceptors = []jsonrpc.Interceptor{func(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
+			if sd.delaySlow && info.Outbound && info.Method == "slow" {
+				simSleep(ctx, 3*time.Millisecond) // past batchGather: a round of its own
+			}
 			return next(ctx)
 		}}
 	}

@@ -11,9 +11,11 @@ package jsonrpc_test
 //
 //   - small budgets: MaxConcurrent 2-8, MaxQueued 2-32, MaxQueuedBytes and
 //     MaxOutboundBytes 16-64 KiB, BatchConcurrency 1-4; DrainTimeout the
-//     default, short or off; sometimes WriteTimeout 2 s, concurrent
-//     notifications, a pass-through Interceptor; LSPCancel on both sides
-//     or none;
+//     default, short or off; sometimes WriteTimeout 2 s, a small
+//     MaxPending, concurrent notifications, jsonrpc.Serve instead of
+//     NewPeer, an Interceptor (which may hold outbound "slow" requests
+//     back 3 ms, so that a batch goes out in rounds); LSPCancel or
+//     MCPCancel on both sides, or none;
 //   - 1-4 workers making 40-120 operations in turn (or a few, or none:
 //     a side that mostly serves): calls, notifications, batches (mixed,
 //     notifications only, big results only), each with a ctx deadline of
@@ -27,12 +29,14 @@ package jsonrpc_test
 // and stdio (line and header framing) over net.Pipe, in a testing/synctest
 // bubble (fake time: fast, and as deterministic as goroutines allow);
 // stdio (both framings) over loopback TCP, and ws over loopback TCP
-// (httptest), in real time. And at most one fault that ends the
-// connection: the carrier closed under a side's Conn, Close or Shutdown
-// from outside, from a handler, or from Options.OnConnect. One plan in ten
-// is a flood instead: one side's only worker sends notifications behind
-// one whose handler holds until the end, the other side only serves (so
-// it pushes back), and the flooding side ends.
+// (httptest), in real time, sometimes with a MaxMessageSize of 16-48 KiB
+// on both ends, and over ws a keepalive every second or so. And at most
+// one fault that ends the connection: the carrier closed under a side's
+// Conn, Close or Shutdown from outside, from a handler, or from
+// Options.OnConnect. One plan in ten is a flood instead: one side's only
+// worker sends notifications behind one whose handler holds until the
+// end, the other side only serves (so it pushes back), and the flooding
+// side ends.
 //
 // The invariants, each checked during the run or after it:
 //
@@ -69,7 +73,9 @@ package jsonrpc_test
 //
 // Beside them: R, every call gets its own result; U, no error outside the
 // documented ones (a ctx's, ErrClosed, CodeOverloaded, CodeShuttingDown,
-// the "fail" method's), and a connection that ends with no fault in the
+// the "fail" method's, ErrTooManyPending, and with a message cap
+// ErrMessageTooLarge or the Internal error that replaces a reply too
+// large), and a connection that ends with no fault in the
 // plan ends with ErrOverloaded, ErrSlowConsumer, ErrWriteTimeout or (when
 // the plan pings) ws.ErrKeepalive.
 //

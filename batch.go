@@ -46,6 +46,12 @@ var ErrEmptyBatch = errors.New("jsonrpc: empty batch")
 // as a concurrency limit, whose slot an element already sent must first
 // give back). An element that arrives later goes in a later array, so an
 // interceptor that limits concurrency slows a batch but cannot deadlock it.
+// Elements reach the wire in the order they leave the interceptors: an
+// interceptor that holds a notification back lets the batch's later
+// notifications go first. (Making them wait for it instead would let a
+// concurrency limit deadlock the batch.) Send notifications that must keep
+// their order through interceptors that do not delay them, or one Notify
+// at a time.
 func (p *Peer) Batch(ctx context.Context, elems []BatchElem) error {
 	if len(elems) == 0 {
 		return ErrEmptyBatch
@@ -391,7 +397,9 @@ func (b *outBatch) runIntercepted(ctx context.Context) error {
 		if e.send != nil {
 			return e.send
 		}
-		if first == nil && e.err != nil && (errors.Is(e.err, ErrClosed) || ctx.Err() != nil) {
+		// The batch's own failure, not an element's error reply: the
+		// end of the connection, or of ctx.
+		if first == nil && e.err != nil && (errors.Is(e.err, ErrClosed) || ctx.Err() != nil && errors.Is(e.err, ctx.Err())) {
 			first = e.err
 		}
 	}

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -46,6 +47,22 @@ func (c *pipeConn) Write(msg []byte) error {
 		return net.ErrClosed
 	}
 }
+
+// Gone makes a Pipe a Watcher: a Peer that pushes back, and so does not
+// read, still sees the other end close.
+func (c *pipeConn) Gone() <-chan struct{} { return c.done }
+
+// GoneErr says why Gone was closed: the Pipe was closed, a clean end.
+func (c *pipeConn) GoneErr() error {
+	select {
+	case <-c.done:
+		return errPipeClosed
+	default:
+		return nil
+	}
+}
+
+var errPipeClosed = fmt.Errorf("pipe closed: %w", io.EOF)
 
 func (c *pipeConn) Close() error {
 	c.once.Do(func() { close(c.done) })

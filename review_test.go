@@ -434,3 +434,69 @@ func TestPushBackSeesConnGone(t *testing.T) {
 	client.Close()
 	within(t, pushed, "the client's notifications")
 }
+
+// TestInterceptedBatchCtxEndIsItsError: when ctx ends while a later round
+// of an intercepted Batch is unanswered, Batch returns ctx's error, not an
+// element's error reply (it returned the -4321 of an element answered
+// earlier; found by TestSim).
+func TestInterceptedBatchCtxEndIsItsError(t *testing.T) {
+	server := mux(t, map[string]HandlerFunc{
+		"fail": func(ctx context.Context, req *Request) (any, error) { return nil, &Error{Code: 4321, Message: "no"} },
+		"slow": func(ctx context.Context, req *Request) (any, error) { <-ctx.Done(); return nil, ctx.Err() },
+	})
+	delaySlow := func(ctx context.Context, info *CallInfo, next Invoker) (any, error) {
+		if info.Method == "slow" {
+			time.Sleep(10 * time.Millisecond) // past batchGather: a round of its own
+		}
+		return next(ctx)
+	}
+	_, client := newPair(t, server, nil, nil, &Options{Interceptors: []Interceptor{delaySlow}})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	elems := []BatchElem{{Method: "fail"}, {Method: "slow"}}
+	err := client.Batch(ctx, elems)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Batch = %v, want its ctx's end", err)
+	}
+	if code := errorCode(t, elems[0].Error); code != 4321 {
+		t.Errorf("the answered element's error = %v, want its own reply", elems[0].Error)
+	}
+}
+
+// TestPushBackOverPipeSeesClose: a Pipe is a Watcher, so a Peer that
+// pushes back over one still ends when the other end closes (it never did;
+// found by TestSim).
+func TestPushBackOverPipeSeesClose(t *testing.T) {
+	held := make(chan struct{})
+	var once sync.Once
+	h := mux(t, map[string]HandlerFunc{"sub": func(ctx context.Context, req *Request) (any, error) {
+		once.Do(func() { close(held); <-ctx.Done() })
+		return nil, nil
+	}})
+	c1, c2 := Pipe()
+	server := NewPeer(c1, Options{Handler: h, MaxQueuedBytes: 4096})
+	cleanupPeer(t, server)
+	client := NewPeer(c2)
+	ctx := testCtx(t, wait)
+	if err := client.Notify(ctx, "sub", nil); err != nil {
+		t.Fatal(err)
+	}
+	within(t, held, "the subscription handler")
+	pad := []string{strings.Repeat("x", 1000)}
+	flooded := make(chan struct{})
+	go func() {
+		defer close(flooded)
+		for range 8 { // past the 4 KiB budget: the server pushes back
+			if client.Notify(ctx, "sub", pad) != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	client.Close()
+	within(t, flooded, "the client's notifications")
+	within(t, server.Done(), "the server's end after the other end of its Pipe closed")
+	if err := server.Wait(); err != nil {
+		t.Errorf("Wait = %v, want nil: the other end closed cleanly", err)
+	}
+}

@@ -106,7 +106,9 @@ func (rn *simRun) startPeer(s int) {
 	o.Cancel = rn.plan.cancel
 	if sd := rn.plan.sides[s]; sd.intercept {
 		o.Interceptors = []jsonrpc.Interceptor{func(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
-			if sd.delaySlow && info.Outbound && info.Method == "slow" {
+			// Calls only: a Batch's notifications held back by an
+			// interceptor go out after the later ones (see Peer.Batch).
+			if sd.delaySlow && info.Outbound && info.Method == "slow" && !info.ID.IsZero() {
 				simSleep(ctx, 3*time.Millisecond) // past batchGather: a round of its own
 			}
 			return next(ctx)

@@ -153,6 +153,15 @@
 // outside this argument; Options.WriteTimeout bounds what a stuck remote
 // side can hold.
 //
+// Arguments miss paths, so a machine checks this one: the repository's
+// TestSim runs two Peers from random seeds, with small budgets, random
+// mixes of calls, notifications, batches, callbacks, blocking handlers,
+// sides that stop reading and faults, and holds every run to the
+// invariants above: every call returns within a bound of its ctx's end
+// (no deadlock), retained bytes stay within the budgets, notifications are
+// handled once and in order, and a side whose remote goes ends even while
+// it pushes back. The README lists the test that holds each promise here.
+//
 // # Interceptors
 //
 // Options.Interceptors wrap every inbound handler and every outbound call

@@ -29,8 +29,9 @@
 //   - Inbound notifications run one at a time in arrival order, whether
 //     they come alone or in a batch, and a call starts only once the
 //     notifications that arrived before it (those of its own batch
-//     included) have been handled (LSP relies on both: a hover after a run of didChange sees
-//     every change), unless Options.ConcurrentNotifications. A
+//     included) have been handled (LSP relies on both: a hover after a
+//     run of didChange sees every change), unless
+//     Options.ConcurrentNotifications. A
 //     notification handler that waits for a reply of its own lets the
 //     calls behind it start, since the other side may need one of them to
 //     answer.

@@ -1,14 +1,13 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/peerwire/jsonrpc/internal/testbin"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -180,20 +179,9 @@ func TestReportProgressNoDialect(t *testing.T) {
 	}
 }
 
-// logBuffer is a Logger at level Debug writing to a buffer the test reads.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-func (l *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+// debugLogger logs at level Debug into buf, which the test reads.
+func debugLogger(buf *testbin.Buffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // TestProgressLateOrUnknownDropped: progress for one of our tokens after
@@ -202,14 +190,14 @@ func (l *logBuffer) logger() *slog.Logger {
 // with no handler for it is dropped as an unknown notification (Debug);
 // neither gets a reply or reaches a function.
 func TestProgressLateOrUnknownDropped(t *testing.T) {
-	var logs logBuffer
+	var logs testbin.Buffer
 	foreign := make(chan string, 1)
 	h := NewMux()
 	RegisterNotification(h, "$/progress", func(ctx context.Context, p json.RawMessage) error {
 		foreign <- string(p)
 		return nil
 	})
-	p, r := newRaw(t, h, &Options{Progress: LSPProgress, Logger: logs.logger()})
+	p, r := newRaw(t, h, &Options{Progress: LSPProgress, Logger: debugLogger(&logs)})
 	calls := 0
 	ctx := WithProgress(testCtx(t, wait), func(json.RawMessage) { calls++ })
 	res := make(chan error, 1)
@@ -288,8 +276,8 @@ func TestProgressFunctionCallsBack(t *testing.T) {
 // ErrOverloaded and cancels it; the read loop never waits for the
 // function, the late reply is dropped, and the Peer serves on.
 func TestProgressOverBudget(t *testing.T) {
-	var logs logBuffer
-	p, r := newRaw(t, nil, &Options{Progress: LSPProgress, Cancel: LSPCancel, MaxQueuedBytes: 4096, Logger: logs.logger()})
+	var logs testbin.Buffer
+	p, r := newRaw(t, nil, &Options{Progress: LSPProgress, Cancel: LSPCancel, MaxQueuedBytes: 4096, Logger: debugLogger(&logs)})
 	release := make(chan struct{})
 	seen := 0
 	ctx := WithProgress(testCtx(t, wait), func(json.RawMessage) {

@@ -1,0 +1,33 @@
+// Package httprpc serves and calls JSON-RPC 2.0 over HTTP, for callers
+// that cannot hold a WebSocket or start a process: curl and shell scripts,
+// serverless functions, webhooks, health checks.
+//
+// Plain HTTP POST, one message (a request or a batch) per request body and
+// its reply in the response body:
+//
+//	mux := jsonrpc.NewMux()
+//	jsonrpc.Register(mux, "add", func(ctx context.Context, p [2]int) (int, error) {
+//		return p[0] + p[1], nil
+//	})
+//	hs := httprpc.NewHTTPServer("127.0.0.1:8080", &httprpc.Server{Peer: jsonrpc.Options{Handler: mux}})
+//	go hs.ListenAndServe()
+//
+//	c := httprpc.NewClient("http://127.0.0.1:8080/")
+//	var sum int
+//	err := c.Call(ctx, "add", []int{1, 2}, &sum) // sum == 3
+//
+// or, from a shell:
+//
+//	curl -s -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"add","params":[1,2]}' http://127.0.0.1:8080/
+//
+// Server gives each HTTP request a Peer of its own, so every rule of the
+// specification (parse errors, batches, ids byte for byte, notifications
+// unanswered) is the Peer's, and jsonrpc.Options configure it as they do
+// any Peer. Its handlers see the request's context values and are
+// cancelled when the client goes away, but cannot call the client back:
+// plain POST carries only replies (ErrNoCallbacks).
+//
+// For servers that call back, push notifications or stream progress, the
+// package also serves MCP's Streamable HTTP transport, with sessions over
+// POST and server-sent events: see SessionServer.
+package httprpc

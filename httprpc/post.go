@@ -1,0 +1,109 @@
+package httprpc
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// postConn is the one-shot jsonrpc.Conn of a Server's request: Read returns
+// the body once and then io.EOF, so that the Peer drains (serves what it
+// read, writes the reply) and ends; Write keeps the reply.
+//
+// The Peer's only writes are its reply (one message: a response, or the
+// array of a batch's responses; a body gets at most one) and what a handler
+// sends, which the Server's interceptor refuses before it is encoded. A
+// write that is a request all the same (the Cancel dialect's notice, say)
+// is dropped, so that only the reply goes in the body.
+type postConn struct {
+	body  []byte
+	read  bool
+	mu    sync.Mutex
+	reply *replyBuf
+}
+
+func (c *postConn) Read() ([]byte, error) {
+	if c.read {
+		return nil, io.EOF
+	}
+	c.read = true
+	return c.body, nil
+}
+
+func (c *postConn) Write(msg []byte) error {
+	if isRequest(msg) {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reply != nil {
+		return errors.New("httprpc: a second reply to one body")
+	}
+	c.reply = newReplyBuf(msg)
+	return nil
+}
+
+func (c *postConn) Close() error { return nil }
+
+// requestHead is how every request the Peer encodes begins; its replies
+// begin with `{"jsonrpc":"2.0","id":` or `[`.
+var requestHead = []byte(`{"jsonrpc":"2.0","method":`)
+
+// isRequest reports whether msg, a message the Peer encoded, is a
+// notification rather than a reply.
+func isRequest(msg []byte) bool { return bytes.HasPrefix(msg, requestHead) }
+
+// replyBuf is a pooled copy of a reply (a Conn must not keep what Write
+// is given).
+type replyBuf struct{ b []byte }
+
+var replyBufs = sync.Pool{New: func() any { return &replyBuf{b: make([]byte, 0, 512)} }}
+
+// maxPooledReply bounds the buffers kept for reuse.
+const maxPooledReply = 64 << 10
+
+func newReplyBuf(msg []byte) *replyBuf {
+	r := replyBufs.Get().(*replyBuf)
+	r.b = append(r.b[:0], msg...)
+	return r
+}
+
+func (r *replyBuf) free() {
+	if r != nil && cap(r.b) <= maxPooledReply {
+		replyBufs.Put(r)
+	}
+}
+
+// readBody reads the request body, at most max bytes (max < 0: no limit).
+// It returns a status other than 0 when it could not: 413 for a body too
+// long, 400 for a body cut short (the client went away, or the server's
+// ReadTimeout passed).
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, int) {
+	if max >= 0 && r.ContentLength > max {
+		return nil, http.StatusRequestEntityTooLarge // without reading it
+	}
+	rd := r.Body
+	if max >= 0 {
+		rd = http.MaxBytesReader(w, r.Body, max)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, sizeHint(r.ContentLength, max)))
+	if _, err := buf.ReadFrom(rd); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, http.StatusRequestEntityTooLarge
+		}
+		return nil, http.StatusBadRequest
+	}
+	return buf.Bytes(), 0
+}
+
+// sizeHint is the buffer to read a body into: its Content-Length when
+// known (plus one byte, so that ReadFrom sees the end without growing), up
+// to 1 MiB, which a claimed length cannot make it exceed; else 512 bytes.
+func sizeHint(n, max int64) int {
+	if n < 0 || max >= 0 && n > max {
+		return 512
+	}
+	return int(min(n+1, 1<<20))
+}

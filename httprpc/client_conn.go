@@ -153,14 +153,14 @@ func readReply(resp *http.Response, max int64) ([]byte, error) {
 		}
 		rd = io.LimitReader(resp.Body, max+1)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, sizeHint(resp.ContentLength, max)))
-	if _, err := buf.ReadFrom(rd); err != nil {
+	body, err := readAll(rd, resp.ContentLength)
+	if err != nil {
 		return nil, fmt.Errorf("httprpc: failed to read the reply: %w", err)
 	}
-	if max >= 0 && int64(buf.Len()) > max {
+	if max >= 0 && int64(len(body)) > max {
 		return nil, fmt.Errorf("httprpc: reply over the limit of %d bytes: %w", max, jsonrpc.ErrMessageTooLarge)
 	}
-	return buf.Bytes(), nil
+	return body, nil
 }
 
 // drain reads what is left of a body, up to 64 KiB, so that its connection

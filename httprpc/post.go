@@ -88,22 +88,32 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, int) {
 	if max >= 0 {
 		rd = http.MaxBytesReader(w, r.Body, max)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, sizeHint(r.ContentLength, max)))
-	if _, err := buf.ReadFrom(rd); err != nil {
+	body, err := readAll(rd, r.ContentLength)
+	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, http.StatusRequestEntityTooLarge
 		}
 		return nil, http.StatusBadRequest
 	}
-	return buf.Bytes(), 0
+	return body, 0
 }
 
-// sizeHint is the buffer to read a body into: its Content-Length when
-// known (plus one byte, so that ReadFrom sees the end without growing), up
-// to 1 MiB, which a claimed length cannot make it exceed; else 512 bytes.
-func sizeHint(n, max int64) int {
-	if n < 0 || max >= 0 && n > max {
-		return 512
+// readAll reads rd to its end. When its length n is known (a
+// Content-Length, which net/http holds the body to) it reads into a
+// buffer of that size, one allocation, up to 1 MiB at first: a claimed
+// length cannot make it allocate more than arrives.
+func readAll(rd io.Reader, n int64) ([]byte, error) {
+	if n < 0 || n > 1<<20 {
+		return io.ReadAll(rd)
 	}
-	return int(min(n+1, 1<<20))
+	buf := make([]byte, n, n+1)
+	if _, err := io.ReadFull(rd, buf); err != nil {
+		return nil, err
+	}
+	// The body may not end where it said (a reader other than net/http's).
+	rest, err := io.ReadAll(rd)
+	if err != nil {
+		return nil, err
+	}
+	return append(buf, rest...), nil
 }

@@ -241,4 +241,3 @@ func TestKeepAlive(t *testing.T) {
 		t.Fatalf("%d connections for 20 requests in turn, want 1", dials)
 	}
 }
-

@@ -110,7 +110,16 @@ func readAll(rd io.Reader, n int64) ([]byte, error) {
 	if _, err := io.ReadFull(rd, buf); err != nil {
 		return nil, err
 	}
-	// The body may not end where it said (a reader other than net/http's).
+	// The body may not end where it said (a reader other than net/http's):
+	// look one byte further, and read on if it did not.
+	k, err := rd.Read(buf[n : n+1])
+	switch {
+	case k == 0 && err == io.EOF:
+		return buf, nil
+	case err != nil && err != io.EOF:
+		return nil, err
+	}
+	buf = buf[:n+int64(k)]
 	rest, err := io.ReadAll(rd)
 	if err != nil {
 		return nil, err

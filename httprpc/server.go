@@ -3,6 +3,7 @@ package httprpc
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -92,6 +93,8 @@ const DefaultMaxBodySize = 4 << 20
 // would end the Peer at once: the request's end closes the Peer instead.
 const forever = time.Duration(1<<63 - 1)
 
+var silent = slog.New(slog.DiscardHandler)
+
 // init fills in the defaults, once.
 func (s *Server) init() {
 	s.once.Do(func() {
@@ -102,6 +105,9 @@ func (s *Server) init() {
 			s.slots = make(chan struct{}, n)
 		}
 		s.opts = s.Peer
+		if s.opts.Logger == nil {
+			s.opts.Logger = silent // one for all requests, not one each
+		}
 		s.opts.DrainTimeout = forever
 		s.opts.Interceptors = append([]jsonrpc.Interceptor{s.noCallbacks}, s.Peer.Interceptors...)
 	})

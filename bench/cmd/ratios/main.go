@@ -206,6 +206,7 @@ var workloads = []struct {
 }{
 	{"W1", oneInFlight(`W1: one call in flight, add {"a":1,"b":2}`)},
 	{"W1echo", oneInFlight("W1echo: one call in flight, echo of a 1 KiB string")},
+	{"W1post", oneInFlight(`W1post: one call in flight over plain HTTP POST with keep-alive, add {"a":1,"b":2}`)},
 	{"W2", w2},
 	{"W3", w3},
 	{"W4", w4},
@@ -330,7 +331,7 @@ func (s samples) payload(w string) float64 {
 }
 
 // peerWorkloads are the workloads in which other libraries run too.
-var peerWorkloads = []string{"W1", "W1echo", "W2", "W3", "W4", "W6", "W7"}
+var peerWorkloads = []string{"W1", "W1echo", "W1post", "W2", "W3", "W4", "W6", "W7"}
 
 // versusPeers prints, for each workload and each of ours, its ns/op over
 // every other library's and over the best of them (any transport).

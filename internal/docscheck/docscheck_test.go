@@ -28,6 +28,7 @@ var docs = map[string]bool{
 	"README.md":         true,
 	"cluster/README.md": true,
 	"bench/README.md":   false,
+	"httprpc/README.md": true,
 }
 
 // packages are the published packages, by the name the docs qualify with,
@@ -37,6 +38,7 @@ var packages = map[string]string{
 	"ws":      "ws",
 	"stdio":   "stdio",
 	"cluster": "cluster",
+	"httprpc": "httprpc",
 }
 
 // elsewhere are bare names the docs use that are not Go identifiers of
@@ -46,9 +48,9 @@ var elsewhere = map[string]string{
 }
 
 // TestDocs fails when a doc names, in backquotes, something that does not
-// exist. The docs are README.md, cluster/README.md, bench/README.md (outside
-// fenced code blocks) and the package doc comments of jsonrpc, ws, stdio and
-// cluster. A backquoted span, with a leading * or & and a trailing (…) or
+// exist. The docs are README.md, cluster/README.md, bench/README.md,
+// httprpc/README.md (outside fenced code blocks) and the package doc
+// comments of jsonrpc, ws, stdio, cluster and httprpc. A backquoted span, with a leading * or & and a trailing (…) or
 // {…} taken off, is checked when it is
 //
 //   - a test name: Test…, Fuzz…, Benchmark…, Example… (a /subtest taken
@@ -216,7 +218,7 @@ func checkIdent(s string, bare bool, api map[string]map[string]bool) string {
 			}
 		}
 	}
-	return "no exported name, field or method of jsonrpc, ws, stdio or cluster"
+	return "no exported name, field or method of jsonrpc, ws, stdio, cluster or httprpc"
 }
 
 // globs reports whether pattern (api/*.txt) matches a file.

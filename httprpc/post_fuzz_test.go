@@ -94,4 +94,3 @@ func checkReply(t *testing.T, body, reply []byte) {
 		}
 	}
 }
-

@@ -67,6 +67,10 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("httprpc: HTTP status %d %s: %q", e.Code, http.StatusText(e.Code), e.Body)
 }
 
+// noMethods is the Handler of a Client's Peers: a server cannot call back
+// over plain POST.
+var noMethods = jsonrpc.NewMux()
+
 // NewClient returns a Client that posts to url, configured by opts (at
 // most one).
 //
@@ -91,7 +95,10 @@ func NewClient(url string, opts ...ClientOptions) *Client {
 	case c.max < 0:
 		c.max = -1
 	}
-	c.opts.Handler = nil
+	c.opts.Handler = noMethods // one for every call, not one each
+	if c.opts.Logger == nil {
+		c.opts.Logger = silent
+	}
 	c.opts.Cancel = nil
 	c.opts.OnConnect = nil
 	c.opts.DrainTimeout = -1 // nothing to drain: a client Peer serves nothing

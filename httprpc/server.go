@@ -50,10 +50,11 @@ import (
 // request.
 type Server struct {
 	// Peer configures each request's Peer: its Handler, limits,
-	// Interceptors, Logger and MapError. The Server sets BaseContext (see
-	// BaseContext below) and DrainTimeout (handlers are bounded by the
-	// request instead), and puts an interceptor of its own ahead of
-	// Interceptors, which refuses a handler's calls to the client.
+	// Interceptors, Logger and MapError; its OnConnect, if set, gets each
+	// request's Peer. The Server sets BaseContext (see BaseContext below)
+	// and DrainTimeout (handlers are bounded by the request instead), and
+	// puts an interceptor of its own ahead of Interceptors, which refuses
+	// a handler's calls to the client.
 	Peer jsonrpc.Options
 
 	// BaseContext returns the context whose values the handlers of a

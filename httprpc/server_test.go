@@ -16,9 +16,10 @@ import (
 // TestServerPeerOptions: Server.Peer configures each request's Peer as it
 // would any Peer: inbound interceptors see the call, MapError shapes the
 // error object, MaxBatch refuses a long batch with one error (id null),
-// and Server.BaseContext replaces the request's context values.
+// OnConnect gets each request's Peer, and Server.BaseContext replaces the
+// request's context values.
 func TestServerPeerOptions(t *testing.T) {
-	var intercepted atomic.Int64
+	var intercepted, connected atomic.Int64
 	type key struct{}
 	srv := &httprpc.Server{
 		Peer: jsonrpc.Options{
@@ -39,7 +40,8 @@ func TestServerPeerOptions(t *testing.T) {
 				}
 				return jsonrpc.DefaultMapError(err)
 			},
-			MaxBatch: 2,
+			MaxBatch:  2,
+			OnConnect: func(*jsonrpc.Peer) { connected.Add(1) },
 		},
 		BaseContext: func(r *http.Request) context.Context {
 			return context.WithValue(r.Context(), key{}, r.Header.Get("X-Secret"))
@@ -63,6 +65,9 @@ func TestServerPeerOptions(t *testing.T) {
 	req.Header.Set("X-Secret", "s3")
 	if _, body := do(t, req); body != `{"jsonrpc":"2.0","id":1,"result":"s3"}` {
 		t.Errorf("secret: %s; want the value Server.BaseContext put in", body)
+	}
+	if n := connected.Load(); n != 3 {
+		t.Errorf("OnConnect ran %d times for 3 requests", n)
 	}
 	if n := intercepted.Load(); n != 2 {
 		t.Errorf("the interceptor saw %d inbound calls, want 2 (fail, secret)", n)

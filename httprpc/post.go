@@ -15,8 +15,10 @@ import (
 // The Peer's only writes are its reply (one message: a response, or the
 // array of a batch's responses; a body gets at most one) and what a handler
 // sends, which the Server's interceptor refuses before it is encoded. A
-// write that is a request all the same (the Cancel dialect's notice, say)
-// is dropped, so that only the reply goes in the body.
+// notification written all the same (the Cancel dialect's notice, which
+// passes no interceptor, though it only follows a call of this Peer's,
+// which the interceptor refused) is dropped, so that only the reply goes
+// in the body.
 type postConn struct {
 	body  []byte
 	read  bool

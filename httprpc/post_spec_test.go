@@ -66,6 +66,8 @@ func TestPostSpec(t *testing.T) {
 			want: `{"jsonrpc":"2.0","id":7,"error":{"code":42,"message":"boom","data":{"n":7}}}`},
 		{name: "mixed batch: notifications get no element", body: `[{"jsonrpc":"2.0","id":"a","method":"add","params":[1,1]},{"jsonrpc":"2.0","method":"note","params":{}},{"jsonrpc":"2.0","id":"b","method":"fail"},{"foo":1}]`,
 			status: 200, want: `[{"jsonrpc":"2.0","id":"a","result":2},{"jsonrpc":"2.0","id":"b","error":{"code":42,"message":"boom","data":{"n":7}}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}]`},
+		{name: "nesting 100,000 deep", body: strings.Repeat("[", 100000) + strings.Repeat("]", 100000), status: 200,
+			want: `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`},
 		{name: "a response is no request", body: `{"jsonrpc":"2.0","id":1,"result":3}`, status: 202},
 		{name: "charset parameter allowed", ctype: "application/json; charset=utf-8", body: `{"jsonrpc":"2.0","id":1,"method":"add","params":[1,2]}`,
 			status: 200, want: `{"jsonrpc":"2.0","id":1,"result":3}`},

@@ -259,3 +259,75 @@ func TestHistoryBeyondBound(t *testing.T) {
 		t.Fatalf("the Follower saw %s", got)
 	}
 }
+
+// TestHistoryReplicatedSurvivesServerRestart: on a NATS cluster of three
+// servers with JetStream, a topic's stream has three copies; one server
+// stops while messages are published, and starts again: a client at an
+// old position, on a node connected to another server, recovers all it
+// missed, and so does a node connected to the restarted server.
+func TestHistoryReplicatedSurvivesServerRestart(t *testing.T) {
+	var routes, urls []string
+	var opts []*server.Options
+	route := make([]int, 3)
+	for i := range route {
+		route[i] = freeTCPPort(t)
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", route[i]))
+	}
+	for i := range 3 {
+		port := freeTCPPort(t)
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", port))
+		opts = append(opts, &server.Options{
+			ServerName: fmt.Sprintf("s%d", i+1), Host: "127.0.0.1", Port: port,
+			Cluster:   server.ClusterOpts{Name: "c", Host: "127.0.0.1", Port: route[i]},
+			Routes:    server.RoutesFromStr(strings.Join(routes, ",")),
+			JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+		})
+	}
+	var servers []*server.Server
+	for _, o := range opts {
+		servers = append(servers, startServerWith(t, o))
+	}
+	waitMeshed(t, servers)
+	waitFor(t, "a JetStream meta leader", func() bool {
+		for _, s := range servers {
+			if s.JetStreamIsLeader() {
+				return true
+			}
+		}
+		return false
+	})
+	o := cluster.HistoryOptions{Replicas: 3}
+	pub := newHubSite(t, urls[1], o) // a node on server 2
+	var err error
+	waitFor(t, "the first publish", func() bool { // the stream needs its peers to be current
+		_, err = pub.hub.Publish(testCtx(t, wait), "room", 1)
+		return err == nil
+	})
+	publishN(t, pub, "room", 2, 10)
+	stopNATS(servers[0])
+	publishN(t, pub, "room", 11, 30) // two copies of three: a quorum
+	servers[0] = startServerWith(t, opts[0])
+
+	f := newFollower()
+	reader := newHubSite(t, urls[2], o) // a node on server 3
+	p := dialFollower(t, reader, f, "room", false)
+	f.await(t, 1)
+	pos, _ := f.Position("room")
+	var res topic.SubscribeResult
+	if err := p.Call(testCtx(t, wait), topic.MethodSubscribe, topic.SubscribeParams{Topic: "room", Since: &topic.Position{Epoch: pos.Epoch, Seq: 5}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Recovered || len(res.Messages) != 25 || res.Messages[0].Seq != 6 || res.Seq != 30 {
+		t.Fatalf("since seq 5 after a server's restart: recovered %v, %d messages, seq %d", res.Recovered, len(res.Messages), res.Seq)
+	}
+	// A node connected to server 1 only, once it has rejoined, reads the
+	// same history.
+	back := newHubSite(t, urls[0], o)
+	g := newFollower()
+	q := dialFollower(t, back, g, "room", false)
+	waitFor(t, "the history through server 1", func() bool {
+		var r topic.SubscribeResult
+		err := q.Call(testCtx(t, wait), topic.MethodSubscribe, topic.SubscribeParams{Topic: "room", Since: &topic.Position{Epoch: pos.Epoch, Seq: 0}}, &r)
+		return err == nil && r.Recovered && len(r.Messages) == 30 && r.Epoch == pos.Epoch
+	})
+}

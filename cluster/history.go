@@ -23,9 +23,10 @@ type HistoryOptions struct {
 	// Default: "jsonrpc".
 	Prefix string
 
-	// Replicas is each stream's number of copies: 3 on a NATS cluster of
-	// three servers, so that a server's loss or restart loses nothing.
-	// Default: 1.
+	// Replicas is each stream's number of copies, so that a server's
+	// loss or restart loses nothing. Default: 3 when the connection is to
+	// a NATS cluster (nats.Conn.ConnectedClusterName is set) as the
+	// topic's stream is made, else 1.
 	Replicas int
 
 	// MaxBytes bounds each topic's stream (JetStream's MaxBytes; the
@@ -87,9 +88,7 @@ func NewHistoryStore(nc *nats.Conn, opts ...HistoryOptions) (*HistoryStore, erro
 		return nil, err
 	}
 	o.Prefix = prefix.Prefix
-	if o.Replicas <= 0 {
-		o.Replicas = 1
-	}
+	o.Replicas = max(o.Replicas, 0)
 	switch {
 	case o.MaxBytes == 0:
 		o.MaxBytes = topic.DefaultMaxBytes
@@ -118,11 +117,18 @@ func (s *HistoryStore) Open(ctx context.Context, name string, deliver func(topic
 	if s.opts.Memory {
 		storage = jetstream.MemoryStorage
 	}
+	replicas := s.opts.Replicas
+	if replicas == 0 {
+		replicas = 1
+		if s.js.Conn().ConnectedClusterName() != "" {
+			replicas = 3
+		}
+	}
 	cfg := jetstream.StreamConfig{
 		Name:        s.stream + tok,
 		Subjects:    []string{s.prefix + tok},
 		Storage:     storage,
-		Replicas:    s.opts.Replicas,
+		Replicas:    replicas,
 		MaxBytes:    s.opts.MaxBytes,
 		MaxAge:      s.opts.MaxAge,
 		Discard:     jetstream.DiscardOld,

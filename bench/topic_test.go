@@ -186,3 +186,32 @@ func BenchmarkTopicHistoryMemory(b *testing.B) {
 	b.ReportMetric(held/float64(n), "B/topic")
 	b.ReportMetric(held/float64(n*kept), "B/msg")
 }
+
+// BenchmarkTopicPublishAlone is the broadcaster's own cost, with no
+// subscriber to write to: hub is topic.Hub.Publish (marshal, seq, append
+// to the in-memory history, trim, then the topic's Group), group is
+// jsonrpc.Group.Notify of the same topic.message params. The difference
+// is what the history costs per broadcast, whatever the audience.
+func BenchmarkTopicPublishAlone(b *testing.B) {
+	var hub topic.Hub
+	defer hub.Close()
+	var group jsonrpc.Group
+	var seq uint64
+	for _, mode := range []string{"group", "hub"} {
+		b.Run(mode, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if mode == "hub" {
+					_, err = hub.Publish(ctx, "t", topicNote)
+				} else {
+					seq++
+					err = group.Notify(topic.MethodMessage, topic.Message{Topic: "t", Epoch: "E", Seq: seq, Data: topicNote})
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -122,7 +122,9 @@ func (f *Follower) Subscribe(ctx context.Context, p *jsonrpc.Peer, topic string)
 }
 
 // Resubscribe subscribes every followed topic on p, each with its
-// position: the OnConnect of a ws.Client (ws.ClientOptions.OnConnect).
+// position: the OnConnect of a ws.Client (ws.ClientOptions.OnConnect). It
+// returns the errors of those that failed, joined; as an OnConnect, an
+// error drops the connection and the Client tries again.
 func (f *Follower) Resubscribe(ctx context.Context, p *jsonrpc.Peer) error {
 	f.mu.Lock()
 	names := make([]string, 0, len(f.topics))

@@ -55,6 +55,11 @@
 //     it is about to clear, and clears only if the person says yes;
 //   - the server notifying every page, on every node, through a
 //     cluster.Topic: board.posted, board.liked, board.cleared, board.stats;
+//     or, for a page that subscribed to the topic "board" (package topic),
+//     the same news as topic.message notifications with positions, kept
+//     in a JetStream stream (1 MiB, 5 minutes), so that a page that comes
+//     back, to any node, subscribes with its position and gets what it
+//     missed instead of fetching the board again;
 //   - a batch: on load the page sends [board.list, board.stats] as one
 //     JSON array and renders both replies.
 package main
@@ -270,11 +275,16 @@ func startBoard(bctx context.Context, nc *nats.Conn, cfg boardConfig, log *slog.
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	hist, err := cluster.NewHistoryStore(nc, cluster.HistoryOptions{Prefix: "realtime", Replicas: cfg.Replicas})
+	if err != nil {
+		nodes.Close()
+		return nil, nil, nil, err
+	}
 	st := newStore(log, cfg.Replicas)
-	board := NewBoard(log, st, nodes, nc, cfg.URL, kvKey(nodes.ID()))
+	board := NewBoard(log, st, nodes, hist, nc, cfg.URL, kvKey(nodes.ID()))
 	board.ctx = bctx
 	var wg sync.WaitGroup
 	wg.Go(func() { st.run(bctx, nc, cfg.URL) })
 	wg.Go(func() { board.keepOnline(bctx) })
-	return board, st.loaded, func() { wg.Wait(); board.bg.Wait(); nodes.Close() }, nil
+	return board, st.loaded, func() { wg.Wait(); board.bg.Wait(); board.topics.Close(); nodes.Close() }, nil
 }

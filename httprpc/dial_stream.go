@@ -147,7 +147,6 @@ func (c *clientConn) readEvents(r *sseReader, post bool) (replied bool, err erro
 		if err != nil {
 			return replied, err
 		}
-		r.events++
 		if post && isReply(data) {
 			replied = true
 		}

@@ -49,11 +49,14 @@ func newSSEReader(r io.Reader, max int) *sseReader {
 }
 
 // next returns the data of the next event that has any, and its id (the
-// last id seen, which may come from an earlier event). It returns io.EOF
-// when the stream ends between events, io.ErrUnexpectedEOF inside one.
+// last id seen, which may come from an earlier event). An id counts only
+// once its event is whole: an event cut short leaves lastID as it was, so
+// that a resumption gets it again. It returns io.EOF when the stream ends
+// between events, io.ErrUnexpectedEOF inside one.
 func (s *sseReader) next() (data []byte, id string, err error) {
 	var buf []byte
 	started, hasData := false, false
+	id = s.lastID // the id buffer; it becomes the last id once the event is whole
 	for {
 		line, err := s.line()
 		if err != nil {
@@ -63,8 +66,10 @@ func (s *sseReader) next() (data []byte, id string, err error) {
 			return nil, "", err
 		}
 		if len(line) == 0 { // dispatch
+			s.lastID = id
 			if hasData {
-				return buf, s.lastID, nil
+				s.events++
+				return buf, id, nil
 			}
 			started = false
 			continue
@@ -91,7 +96,7 @@ func (s *sseReader) next() (data []byte, id string, err error) {
 			hasData = true
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {
-				s.lastID = string(value)
+				id = string(value)
 			}
 		}
 	}

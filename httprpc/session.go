@@ -262,11 +262,13 @@ func (s *SessionServer) start(w http.ResponseWriter, r *http.Request) *session {
 		o.BaseContext = s.BaseContext(r)
 	}
 	ready := make(chan struct{})
+	req := r
 	o.OnConnect = func(p *jsonrpc.Peer) {
 		ss.setPeer(p)
 		if s.OnConnect != nil {
-			s.OnConnect(p, r)
+			s.OnConnect(p, req)
 		}
+		req = nil // the Peer keeps this func: let the request go
 		close(ready)
 	}
 	go func() {

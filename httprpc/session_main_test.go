@@ -40,6 +40,12 @@ type sessionServer struct {
 // startSessions serves srv on 127.0.0.1 until the test ends, then shuts it
 // down.
 func startSessions(t testing.TB, srv *SessionServer) *sessionServer {
+	return startSessionsWith(t, srv, nil)
+}
+
+// startSessionsWith is startSessions with tweak, if not nil, adjusting the
+// httptest server before it starts.
+func startSessionsWith(t testing.TB, srv *SessionServer, tweak func(*httptest.Server)) *sessionServer {
 	ts := &sessionServer{SessionServer: srv, peers: make(chan *jsonrpc.Peer, 64), ends: make(chan error, 64)}
 	srv.OnConnect = func(p *jsonrpc.Peer, r *http.Request) {
 		select {
@@ -53,7 +59,11 @@ func startSessions(t testing.TB, srv *SessionServer) *sessionServer {
 		default:
 		}
 	}
-	ts.hs = httptest.NewServer(srv)
+	ts.hs = httptest.NewUnstartedServer(srv)
+	if tweak != nil {
+		tweak(ts.hs)
+	}
+	ts.hs.Start()
 	ts.url = ts.hs.URL + "/mcp"
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)

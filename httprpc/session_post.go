@@ -88,21 +88,25 @@ func (ss *session) postAccepted(w http.ResponseWriter, r *http.Request, body []b
 	http.Error(w, "session ended", http.StatusNotFound)
 }
 
-// readBody reads r's body, at most max bytes (no limit if negative).
+// readBody reads r's body, at most max bytes (no limit if negative), into
+// a slice of its length (a session's Peer keeps the last message it read).
 func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
 	body := r.Body
 	if max >= 0 {
 		body = http.MaxBytesReader(w, r.Body, max)
 	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 && (max < 0 || r.ContentLength <= max) {
-		buf.Grow(int(r.ContentLength))
+	if n := r.ContentLength; n >= 0 && (max < 0 || n <= max) {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
 	}
-	_, err := buf.ReadFrom(body)
-	if err != nil && !errors.Is(err, io.EOF) {
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(body); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return bytes.Clone(buf.Bytes()), nil
 }
 
 // expectsReply reports whether the Peer answers body: whether it holds a

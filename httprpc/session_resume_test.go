@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,10 +71,9 @@ func TestSessionResumeAfterCut(t *testing.T) {
 		return "done", nil
 	})
 	srv := &SessionServer{Peer: jsonrpc.Options{Handler: m}}
-	ts := startSessions(t, srv)
 	cut := &cutter{h: srv, at: 1500}
 	cut.cuts.Store(3)
-	ts.hs.Config.Handler = cut
+	ts := startSessionsWith(t, srv, func(hs *httptest.Server) { hs.Config.Handler = cut })
 
 	var mu sync.Mutex
 	var ticks []int

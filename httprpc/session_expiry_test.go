@@ -1,6 +1,7 @@
 package httprpc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -17,10 +18,26 @@ import (
 // recorded response.
 func serveRecorded(srv http.Handler, method, body string, headers ...string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, "/mcp", strings.NewReader(body))
+	setHeaders(req, headers)
+	return serveRecordedReq(srv, req)
+}
+
+// serveRequest is a POST of body with ctx, for serveRecordedReq.
+func serveRequest(ctx context.Context, body []byte, headers ...string) *http.Request {
+	req := httptest.NewRequestWithContext(ctx, "POST", "/mcp", bytes.NewReader(body))
+	setHeaders(req, headers)
+	return req
+}
+
+func setHeaders(req *http.Request, headers []string) {
 	for _, h := range headers {
 		k, v, _ := strings.Cut(h, ":")
 		req.Header.Set(k, strings.TrimSpace(v))
 	}
+}
+
+// serveRecordedReq serves req to srv in memory.
+func serveRecordedReq(srv http.Handler, req *http.Request) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	srv.ServeHTTP(w, req)
 	return w

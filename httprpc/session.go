@@ -313,9 +313,10 @@ func (s *SessionServer) Sessions() int {
 
 // Shutdown stops starting sessions, ends every session (their Peers shut
 // down: running handlers may finish and their replies go out within ctx),
-// and waits until each has ended and OnDisconnect has returned, or ctx
-// ends (then the sessions left are closed at once, and ctx's error is
-// returned).
+// and waits until each has ended and OnDisconnect has returned. If ctx
+// ends first, the sessions left are closed at once (their handlers' ctxs
+// are cancelled) and Shutdown returns ctx's error without waiting for
+// handlers that do not return.
 func (s *SessionServer) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
@@ -340,10 +341,6 @@ func (s *SessionServer) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		for _, ss := range all {
-			ss.end(errShutdown)
-		}
-		<-done
 		return ctx.Err()
 	}
 }

@@ -25,6 +25,7 @@ type session struct {
 	mu      sync.Mutex
 	peer    *jsonrpc.Peer
 	inbox   []*inMsg           // posted, not read yet
+	inBytes int                // bytes of the inbox
 	inWake  chan struct{}      // 1-buffered: the inbox has grown
 	reads   uint64             // successful Reads: the Peer's ordinals (see jsonrpc.Router)
 	byRead  map[uint64]*stream // streams awaiting the reply to that Read
@@ -118,6 +119,7 @@ func (ss *session) Read() ([]byte, error) {
 			m := ss.inbox[0]
 			ss.inbox[0] = nil
 			ss.inbox = ss.inbox[1:]
+			ss.inBytes -= len(m.data)
 			ss.reads++
 			if m.st != nil {
 				ss.byRead[ss.reads] = m.st
@@ -134,8 +136,15 @@ func (ss *session) Read() ([]byte, error) {
 	}
 }
 
+// errInboxFull is why a POST was refused (503): the messages posted and
+// not yet read would pass twice MaxBodySize.
+var errInboxFull = errors.New("httprpc: session overloaded: too many messages posted and not yet read")
+
 // post queues data for Read, its reply for st (or nil), and returns the
-// queued message.
+// queued message. The inbox holds at most twice MaxBodySize (any one
+// message if empty): its Peer reads it as it takes work, and pushes back
+// on a client that sends notifications faster than its handlers take
+// them by not reading.
 func (ss *session) post(data []byte, st *stream) (*inMsg, error) {
 	m := &inMsg{data: data, st: st, taken: make(chan struct{})}
 	ss.mu.Lock()
@@ -143,6 +152,10 @@ func (ss *session) post(data []byte, st *stream) (*inMsg, error) {
 	if ss.cause != nil {
 		return nil, ss.cause
 	}
+	if max := limitOr(ss.srv.MaxBodySize, DefaultMaxBodySize); max >= 0 && ss.inBytes > 0 && int64(ss.inBytes+len(data)) > 2*max {
+		return nil, errInboxFull
+	}
+	ss.inBytes += len(data)
 	ss.inbox = append(ss.inbox, m)
 	select {
 	case ss.inWake <- struct{}{}:
@@ -159,6 +172,7 @@ func (ss *session) withdraw(m *inMsg) bool {
 	for i, x := range ss.inbox {
 		if x == m {
 			ss.inbox = append(ss.inbox[:i], ss.inbox[i+1:]...)
+			ss.inBytes -= len(m.data)
 			return true
 		}
 	}
@@ -295,7 +309,7 @@ func (ss *session) endLocked(cause error) {
 	}
 	ss.cause = cause
 	close(ss.closed)
-	ss.inbox = nil // their POSTs see closed
+	ss.inbox, ss.inBytes = nil, 0 // their POSTs see closed
 	for _, st := range ss.streams {
 		st.signal()
 	}

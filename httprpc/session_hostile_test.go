@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -181,5 +182,59 @@ func TestSessionShutdown(t *testing.T) {
 	resp, _ := rawRequest(t, ts, http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"echo"}`, "Content-Type: application/json")
 	if resp.StatusCode != 503 {
 		t.Fatalf("a new session after Shutdown: %s", resp.Status)
+	}
+}
+
+// TestSessionInboxBound pins the bound on what a session holds posted but
+// not read: while its Peer pushes back (its notification handler is
+// stuck and its inbound budget full), POSTs wait, and once they would
+// pass twice MaxBodySize the next gets 503 with a JSON-RPC error, instead
+// of the inbox growing. Once the handler goes on, the waiting ones are
+// taken (202).
+func TestSessionInboxBound(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) }) // first: the handler must not outlive the test
+	m := testMux()
+	m.HandleFunc("stuck", func(context.Context, *jsonrpc.Request) (any, error) {
+		<-release
+		return nil, nil
+	})
+	ts := startSessions(t, &SessionServer{
+		Peer:        jsonrpc.Options{Handler: m, MaxQueuedBytes: 1024},
+		MaxBodySize: 2048,
+	})
+	sid := startSession(t, ts)
+	note := `{"jsonrpc":"2.0","method":"stuck","params":["` + strings.Repeat("x", 900) + `"]}`
+	codes := make(chan int, 40)
+	for range 40 {
+		go func() {
+			req, _ := http.NewRequest("POST", ts.url, strings.NewReader(note))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(SessionIDHeader, sid)
+			resp, err := ts.hs.Client().Do(req)
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	got, refused := 0, false
+	for ; !refused; got++ {
+		switch c := within(t, codes, "a POST's status"); c {
+		case 503:
+			refused = true
+		case 202:
+		default:
+			t.Fatalf("status %d", c)
+		}
+	}
+	once.Do(func() { close(release) })
+	for ; got < 40; got++ {
+		if c := within(t, codes, "a POST's status"); c != 202 && c != 503 {
+			t.Fatalf("status %d", c)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+
+	"github.com/peerwire/jsonrpc"
 )
 
 // servePost hands a POST's message to its session's Peer (starting the
@@ -56,7 +58,10 @@ func (s *SessionServer) servePost(w http.ResponseWriter, r *http.Request) {
 	st := ss.newStream(!sse)
 	ss.mu.Unlock()
 	if _, err := ss.post(body, st); err != nil {
-		http.Error(w, "session ended", http.StatusNotFound)
+		ss.mu.Lock()
+		ss.forget(st)
+		ss.mu.Unlock()
+		postFailed(w, err)
 		return
 	}
 	// The message is served whatever becomes of this response: a client
@@ -73,17 +78,29 @@ func (s *SessionServer) servePost(w http.ResponseWriter, r *http.Request) {
 // the Peer reads is held back.
 func (ss *session) postAccepted(w http.ResponseWriter, r *http.Request, body []byte) {
 	m, err := ss.post(body, nil)
-	if err == nil {
-		select {
-		case <-m.taken:
-			w.Header().Set(SessionIDHeader, ss.id)
-			w.WriteHeader(http.StatusAccepted)
-			return
-		case <-r.Context().Done():
-			ss.withdraw(m) // if not taken yet; the client has gone either way
-			return
-		case <-ss.closed:
-		}
+	if err != nil {
+		postFailed(w, err)
+		return
+	}
+	select {
+	case <-m.taken:
+		w.Header().Set(SessionIDHeader, ss.id)
+		w.WriteHeader(http.StatusAccepted)
+	case <-r.Context().Done():
+		ss.withdraw(m) // if not taken yet; the client has gone either way
+	case <-ss.closed:
+		http.Error(w, "session ended", http.StatusNotFound)
+	}
+}
+
+// postFailed answers a POST its session did not take: 503 with a JSON-RPC
+// error when the inbox is full, 404 when the session has ended.
+func postFailed(w http.ResponseWriter, err error) {
+	if errors.Is(err, errInboxFull) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write(errorBody(jsonrpc.CodeOverloaded, err.Error()))
+		return
 	}
 	http.Error(w, "session ended", http.StatusNotFound)
 }

@@ -150,8 +150,8 @@ func within[T any](t testing.TB, ch <-chan T, what string) T {
 	}
 }
 
-// testMux serves echo (params back), sleep (params ms; ends early with
-// its ctx) and fail (an application error 42).
+// testMux serves echo (params back), sleep (params {"ms": n}; ends early
+// with its ctx) and fail (an application error 42).
 func testMux() *jsonrpc.Mux {
 	m := jsonrpc.NewMux()
 	m.HandleFunc("echo", func(_ context.Context, r *jsonrpc.Request) (any, error) {
@@ -160,10 +160,10 @@ func testMux() *jsonrpc.Mux {
 	m.HandleFunc("fail", func(context.Context, *jsonrpc.Request) (any, error) {
 		return nil, jsonrpc.NewError(42, "boom", nil)
 	})
-	jsonrpc.Register(m, "sleep", func(ctx context.Context, ms int) (int, error) {
+	jsonrpc.Register(m, "sleep", func(ctx context.Context, p struct{ MS int }) (int, error) {
 		select {
-		case <-time.After(time.Duration(ms) * time.Millisecond):
-			return ms, nil
+		case <-time.After(time.Duration(p.MS) * time.Millisecond):
+			return p.MS, nil
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}

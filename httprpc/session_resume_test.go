@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -175,5 +176,82 @@ func TestSessionResumeEvicted(t *testing.T) {
 	resp, _ := rawRequest(t, ts, "GET", "", "Accept: text/event-stream", "Mcp-Session-Id: "+sid, "Last-Event-ID: "+first)
 	if resp.StatusCode != http.StatusGone {
 		t.Fatalf("resuming the first stream after 40 more: %s, want 410", resp.Status)
+	}
+}
+
+// TestSessionCallbackOnPostStream pins, on the wire, that what a handler
+// sends while it serves a POST's call goes on that POST's event stream, in
+// order, before the reply: its progress, then its call back to the
+// client; the client answers that call with a POST of its own (202); then
+// come the handler's last progress and the reply, and the stream ends.
+// Nothing of it goes on the GET stream.
+func TestSessionCallbackOnPostStream(t *testing.T) {
+	m := testMux()
+	m.HandleFunc("ask", func(ctx context.Context, r *jsonrpc.Request) (any, error) {
+		jsonrpc.ReportProgress(ctx, map[string]any{"progress": 1})
+		var answer string
+		if err := jsonrpc.PeerFromContext(ctx).Call(ctx, "sample", nil, &answer); err != nil {
+			return nil, err
+		}
+		jsonrpc.ReportProgress(ctx, map[string]any{"progress": 2})
+		return answer, nil
+	})
+	srv := &SessionServer{Peer: jsonrpc.Options{Handler: m, Progress: jsonrpc.MCPProgress}}
+	ts := startSessions(t, srv)
+	sid := startSession(t, ts)
+
+	req, _ := http.NewRequestWithContext(testCtx(t, wait), "POST", ts.url,
+		strings.NewReader(`{"jsonrpc":"2.0","id":"a","method":"ask","params":{"_meta":{"progressToken":"t"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(SessionIDHeader, sid)
+	resp, err := ts.hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	r := newSSEReader(resp.Body, 1<<20)
+	next := func() map[string]json.RawMessage {
+		t.Helper()
+		data, _, err := r.next()
+		if err != nil {
+			t.Fatalf("the stream: %v", err)
+		}
+		var msg map[string]json.RawMessage
+		if err := json.Unmarshal(data, &msg); err != nil {
+			t.Fatal(err)
+		}
+		return msg
+	}
+	if msg := next(); string(msg["method"]) != `"notifications/progress"` {
+		t.Fatalf("first event %v, want the first progress", msg)
+	}
+	call := next()
+	if string(call["method"]) != `"sample"` {
+		t.Fatalf("second event %v, want the call back", call)
+	}
+	answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":"sampled"}`, call["id"])
+	if resp, body := rawRequest(t, ts, "POST", answer, "Content-Type: application/json", "Mcp-Session-Id: "+sid); resp.StatusCode != 202 {
+		t.Fatalf("answering the call back: %s %q", resp.Status, body)
+	}
+	if msg := next(); string(msg["method"]) != `"notifications/progress"` {
+		t.Fatalf("third event %v, want the second progress", msg)
+	}
+	if msg := next(); string(msg["id"]) != `"a"` || string(msg["result"]) != `"sampled"` {
+		t.Fatalf("fourth event %v, want the reply", msg)
+	}
+	if _, _, err := r.next(); err != io.EOF {
+		t.Fatalf("after the reply: %v, want the stream's end", err)
+	}
+	srv.mu.Lock()
+	ss := srv.sessions[sid]
+	srv.mu.Unlock()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if n := ss.streams[0].last; n != 0 {
+		t.Fatalf("%d messages went on the standalone stream", n)
 	}
 }

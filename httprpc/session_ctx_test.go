@@ -35,7 +35,13 @@ func TestSessionBaseContextAndHeaders(t *testing.T) {
 		srv.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, "alice")))
 	})
 	ts := startSessionsWith(t, srv, func(hs *httptest.Server) { hs.Config.Handler = auth })
-	c := ts.dial(t, nil, DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer alice"}}})
+	pushed := make(chan struct{}, 1)
+	client := jsonrpc.NewMux()
+	client.HandleFunc("push", func(context.Context, *jsonrpc.Request) (any, error) {
+		pushed <- struct{}{}
+		return nil, nil
+	})
+	c := ts.dial(t, client, DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer alice"}}})
 	var who string
 	if err := c.Call(testCtx(t, wait), "whoami", nil, &who); err != nil || who != "alice" {
 		t.Fatalf("whoami: %q %v", who, err)
@@ -44,6 +50,7 @@ func TestSessionBaseContextAndHeaders(t *testing.T) {
 	if err := p.Notify(testCtx(t, wait), "push", nil); err != nil { // over the GET stream
 		t.Fatal(err)
 	}
+	within(t, pushed, "the push over the GET stream")
 	c.Close()
 	ts.nextEnd(t)
 	if refused.Load() != 0 || seen.Load() < 3 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,4 +61,31 @@ func TestDialErrors(t *testing.T) {
 	}
 	c.Close()
 	waitErr(t, "the client", c)
+}
+
+// TestDialResumeGivesUp pins the bound on resumption: a stream cut again
+// and again, each time before any message comes through, is resumed
+// MaxRetries times, and then the connection ends with ErrStreamLost, which
+// the pending call fails with.
+func TestDialResumeGivesUp(t *testing.T) {
+	srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}}
+	cut := &cutter{h: srv, at: len("id: 1-0\n\n") + 3} // the priming event passes, the reply is cut
+	cut.cuts.Store(100)
+	var gets atomic.Int32
+	ts := startSessionsWith(t, srv, func(hs *httptest.Server) {
+		hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get(lastEventIDHeader) != "" {
+				gets.Add(1)
+			}
+			cut.ServeHTTP(w, r)
+		})
+	})
+	c := ts.dial(t, nil, DialOptions{MaxRetries: 3, RetryDelay: time.Millisecond})
+	err := c.Call(testCtx(t, wait), "echo", []int{1}, nil)
+	if !errors.Is(err, ErrStreamLost) {
+		t.Fatalf("a call whose stream cannot be resumed: %v, want ErrStreamLost", err)
+	}
+	if n := gets.Load(); n != 3 {
+		t.Fatalf("%d resumptions, want MaxRetries (3)", n)
+	}
 }

@@ -84,7 +84,10 @@ type DialOptions struct {
 // of the writes; the response (JSON, or an event stream carrying the
 // server's requests and notifications for the call, then its reply) is
 // read meanwhile by a goroutine of its own, so that a long call does not
-// hold back the next message (see MaxInFlight). Once the session has an
+// hold back the next message (see MaxInFlight). (A server that answers a
+// call with JSON, and sends the headers only with the reply, holds back
+// the next message until then: SessionServer sends an event stream's
+// headers at once.) Once the session has an
 // id, a GET opens the standalone stream for what the server sends outside
 // any call (a server that answers 405 has none). A stream cut before its
 // end is resumed by a GET with Last-Event-ID. Closing the Peer sends

@@ -160,11 +160,14 @@ type SessionServer struct {
 
 	// MaxBufferedBytes bounds, per session, the bytes of the events kept:
 	// those no client has taken yet, and those sent but kept for a
-	// resumption. Sent ones go first, oldest first, when room is needed
-	// (a stream cannot then be resumed from before them: 410). When the
-	// events not yet taken alone would pass it, the session ends with a
-	// cause wrapping ErrSlowClient. Default: DefaultMaxBufferedBytes;
-	// negative: no limit.
+	// resumption, which are at most a quarter of it (256 KiB by default).
+	// Sent ones go first, oldest first, when room is needed (a stream
+	// cannot then be resumed from before them: 410). When the events not
+	// yet taken alone would pass it, the session ends with a cause
+	// wrapping ErrSlowClient. So the events of all sessions hold at most
+	// MaxSessions times MaxBufferedBytes, and those of sessions whose
+	// clients keep up a quarter of that. Default:
+	// DefaultMaxBufferedBytes; negative: no limit.
 	MaxBufferedBytes int
 
 	// MaxBodySize bounds a POST's body; a larger one gets 413 and is not

@@ -22,23 +22,24 @@ type session struct {
 	srv *SessionServer
 	id  string
 
-	mu      sync.Mutex
-	peer    *jsonrpc.Peer
-	inbox   []*inMsg           // posted, not read yet
-	inBytes int                // bytes of the inbox
-	inWake  chan struct{}      // 1-buffered: the inbox has grown
-	reads   uint64             // successful Reads: the Peer's ordinals (see jsonrpc.Router)
-	byRead  map[uint64]*stream // streams awaiting the reply to that Read
-	streams map[uint64]*stream // streams that can be written or resumed, by number
-	next    uint64             // the number of the next POST stream
-	done    []*stream          // ended streams fully sent, kept for resumption, oldest first
-	bytes   int                // bytes of the events kept
-	gseq    uint64             // events appended so far, all streams: their age
-	closed  chan struct{}      // closed by end
-	cause   error              // why it ended
-	busy    int                // requests being served now
-	active  time.Time          // when the last request ended, or the session began
-	idle    *time.Timer        // ends the session once idle; nil without IdleTimeout
+	mu        sync.Mutex
+	peer      *jsonrpc.Peer
+	inbox     []*inMsg           // posted, not read yet
+	inBytes   int                // bytes of the inbox
+	inWake    chan struct{}      // 1-buffered: the inbox has grown
+	reads     uint64             // successful Reads: the Peer's ordinals (see jsonrpc.Router)
+	byRead    map[uint64]*stream // streams awaiting the reply to that Read
+	streams   map[uint64]*stream // streams that can be written or resumed, by number
+	next      uint64             // the number of the next POST stream
+	done      []*stream          // ended streams fully sent, kept for resumption, oldest first
+	bytes     int                // bytes of the events kept
+	sentBytes int                // of which sent, kept for resumption
+	gseq      uint64             // events appended so far, all streams: their age
+	closed    chan struct{}      // closed by end
+	cause     error              // why it ended
+	busy      int                // requests being served now
+	active    time.Time          // when the last request ended, or the session began
+	idle      *time.Timer        // ends the session once idle; nil without IdleTimeout
 }
 
 // inMsg is one posted message waiting to be read.
@@ -224,21 +225,53 @@ func (ss *session) makeRoom(n int) error {
 		return nil
 	}
 	for ss.bytes > 0 && ss.bytes+n > max {
-		var oldest *stream
-		for _, st := range ss.streams {
-			if len(st.events) > 0 && st.events[0].seq <= st.sent &&
-				(oldest == nil || st.events[0].age < oldest.events[0].age) {
-				oldest = st
-			}
-		}
-		if oldest == nil {
+		if !ss.dropOldestSent() {
 			return fmt.Errorf("%w: %d bytes of events not taken, over the budget of %d", ErrSlowClient, ss.bytes+n, max)
 		}
-		ss.bytes -= len(oldest.events[0].data)
-		oldest.events[0] = event{}
-		oldest.events = oldest.events[1:]
 	}
 	return nil
+}
+
+// markSent records that st's events up to seq have been written: they
+// are kept for resumption within a quarter of the budget, oldest dropped
+// first. Called with mu held.
+func (ss *session) markSent(st *stream, seq uint64) {
+	if seq <= st.sent {
+		return
+	}
+	for _, e := range st.after(st.sent) {
+		if e.seq > seq {
+			break
+		}
+		ss.sentBytes += len(e.data)
+	}
+	st.sent = seq
+	if max := limitOr(ss.srv.MaxBufferedBytes, DefaultMaxBufferedBytes); max >= 0 {
+		for ss.sentBytes > max/4 && ss.dropOldestSent() {
+		}
+	}
+	ss.finished(st)
+}
+
+// dropOldestSent drops the oldest event kept only for resumption, and
+// reports false if there is none. Called with mu held.
+func (ss *session) dropOldestSent() bool {
+	var oldest *stream
+	for _, st := range ss.streams {
+		if len(st.events) > 0 && st.events[0].seq <= st.sent &&
+			(oldest == nil || st.events[0].age < oldest.events[0].age) {
+			oldest = st
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	n := len(oldest.events[0].data)
+	ss.bytes -= n
+	ss.sentBytes -= n
+	oldest.events[0] = event{}
+	oldest.events = oldest.events[1:]
+	return true
 }
 
 // signal wakes the stream's writer. Called with mu held.
@@ -270,6 +303,9 @@ func (ss *session) finished(st *stream) {
 func (ss *session) forget(st *stream) {
 	for _, e := range st.events {
 		ss.bytes -= len(e.data)
+		if e.seq <= st.sent {
+			ss.sentBytes -= len(e.data)
+		}
 	}
 	st.events = nil
 	delete(ss.streams, st.num)

@@ -255,3 +255,39 @@ func TestSessionCallbackOnPostStream(t *testing.T) {
 		t.Fatalf("%d messages went on the standalone stream", n)
 	}
 }
+
+// TestSessionSentKeptBounded pins what a session keeps for resumption of
+// events its client has taken: at most a quarter of MaxBufferedBytes,
+// oldest dropped first, with the counts matching the events kept.
+func TestSessionSentKeptBounded(t *testing.T) {
+	srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}, MaxBufferedBytes: 16 << 10}
+	ts := startSessions(t, srv)
+	sid := startSession(t, ts)
+	for i := range 60 {
+		resp, _ := rawRequest(t, ts, "POST", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":["%s"]}`, i, strings.Repeat("y", 1000)),
+			"Content-Type: application/json", "Accept: text/event-stream", "Mcp-Session-Id: "+sid)
+		if resp.StatusCode != 200 {
+			t.Fatalf("POST %d: %s", i, resp.Status)
+		}
+	}
+	srv.mu.Lock()
+	ss := srv.sessions[sid]
+	srv.mu.Unlock()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	total, sent := 0, 0
+	for _, st := range ss.streams {
+		for _, e := range st.events {
+			total += len(e.data)
+			if e.seq <= st.sent {
+				sent += len(e.data)
+			}
+		}
+	}
+	if total != ss.bytes || sent != ss.sentBytes {
+		t.Fatalf("counted %d bytes kept, %d sent; the events hold %d and %d", ss.bytes, ss.sentBytes, total, sent)
+	}
+	if sent > 4<<10 || sent == 0 {
+		t.Fatalf("%d bytes of sent events kept, want some and at most a quarter of 16 KiB", sent)
+	}
+}

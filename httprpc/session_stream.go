@@ -58,10 +58,7 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 			ss.mu.Unlock()
 			return
 		}
-		if cursor > st.sent {
-			st.sent = cursor
-			ss.finished(st)
-		}
+		ss.markSent(st, cursor)
 		evs := st.after(cursor)
 		for _, e := range evs {
 			buf = appendEvent(buf, eventID(st.num, e.seq), e.data)
@@ -111,8 +108,7 @@ func (ss *session) writeJSON(w http.ResponseWriter, r *http.Request, st *stream)
 		ss.mu.Lock()
 		if st.ended && len(st.events) > 0 {
 			data := st.events[len(st.events)-1].data
-			st.sent = st.last
-			ss.finished(st)
+			ss.markSent(st, st.last)
 			ss.mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set(SessionIDHeader, ss.id)

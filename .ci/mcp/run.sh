@@ -14,5 +14,5 @@ npm ci --no-audit --no-fund --loglevel=error
 node client.mjs "$tmp/mcptool"
 cd "$here/../.."
 REQUIRE_MCP=1 go test -race -count=1 -run '^TestMCP' ./examples/agent
-# The SDK's StreamableHTTPClientTransport against httprpc.SessionServer.
-REQUIRE_MCP=1 go test -race -count=1 -run '^TestMCPTypeScriptSDK$' ./httprpc
+# httprpc against the SDK's Streamable HTTP transport, both ways.
+REQUIRE_MCP=1 go test -race -count=1 -run 'TypeScriptSDK$' ./httprpc

@@ -112,7 +112,9 @@ var errShutdown = errors.New("httprpc: server shutting down")
 // end, or to MaxBodySize, before anything else happens) and idle
 // keep-alive connections (IdleTimeout). Leave its WriteTimeout at zero: an
 // event stream lasts as long as the call it carries; the SessionServer
-// gives each write of an event stream a deadline of its own (30 s).
+// gives each write of an event stream a deadline of its own (30 s), and
+// writes a comment on a stream silent for 30 s, so that proxies keep it
+// open and a client that vanished is found.
 type SessionServer struct {
 	// Peer configures each session's Peer: its Handler, limits and Logger.
 	// Its BaseContext and OnConnect are set by the SessionServer (see

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -142,4 +143,63 @@ func TestSessionExpiredClient(t *testing.T) {
 	if err := waitErr(t, "the client Peer", c); !errors.Is(err, ErrSessionExpired) {
 		t.Fatalf("the client Peer ended with %v", err)
 	}
+}
+
+// lockedWriter is a ResponseWriter whose body the test may read while the
+// handler writes it.
+type lockedWriter struct {
+	mu     sync.Mutex
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (w *lockedWriter) Header() http.Header { return w.header }
+func (w *lockedWriter) WriteHeader(int)     {}
+func (w *lockedWriter) Flush()              {}
+func (w *lockedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.body.Write(b)
+}
+func (w *lockedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.body.String()
+}
+
+// TestSessionStreamKeepalive pins, on a fake clock, that a silent event
+// stream gets a comment every 30 s, and that a session with an open
+// stream is not idle, however long; once the stream is gone, it expires.
+func TestSessionStreamKeepalive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}, IdleTimeout: time.Minute}
+		sid := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":1,"method":"echo"}`,
+			"Content-Type: application/json", "Accept: application/json").Header().Get(SessionIDHeader)
+		ctx, cancel := context.WithCancel(context.Background())
+		req := httptest.NewRequestWithContext(ctx, "GET", "/mcp", nil)
+		setHeaders(req, []string{"Accept: text/event-stream", "Mcp-Session-Id: " + sid})
+		w := &lockedWriter{header: http.Header{}}
+		done := make(chan struct{})
+		go func() { srv.ServeHTTP(w, req); close(done) }()
+		time.Sleep(31 * time.Second)
+		synctest.Wait()
+		if got := w.String(); !strings.Contains(got, ": keepalive\n\n") {
+			t.Fatalf("a silent stream after 31 s: %q, want a keepalive comment", got)
+		}
+		time.Sleep(10 * time.Minute)
+		if srv.Sessions() != 1 {
+			t.Fatal("a session with an open stream expired")
+		}
+		if n := strings.Count(w.String(), ": keepalive"); n < 20 {
+			t.Fatalf("%d keepalives in 10.5 min, want one each 30 s", n)
+		}
+		cancel() // the client goes away
+		<-done
+		time.Sleep(61 * time.Second)
+		synctest.Wait()
+		if srv.Sessions() != 0 {
+			t.Fatal("the session did not expire once its stream was gone")
+		}
+		srv.Shutdown(context.Background())
+	})
 }

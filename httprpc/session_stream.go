@@ -11,6 +11,13 @@ import (
 // takes no data for this long loses the response (and may resume it).
 const streamWriteTimeout = 30 * time.Second
 
+// streamKeepalive is how long an event stream may stay silent: then a
+// comment line goes out, so that proxies keep it open, and a client that
+// vanished without closing its connection is found (the write fails once
+// the operating system gives up on it), which ends the response: a
+// session with an open stream is never idle.
+const streamKeepalive = 30 * time.Second
+
 // attachment is one response writing a stream; stop is closed when
 // another replaces it.
 type attachment struct{ stop chan struct{} }
@@ -42,6 +49,8 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	buf := appendEvent(nil, eventID(st.num, cursor), nil) // priming: its id resumes the stream
+	keepalive := time.NewTimer(streamKeepalive)
+	defer keepalive.Stop()
 	for {
 		if len(buf) > 0 {
 			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
@@ -52,6 +61,7 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 				return
 			}
 			buf = buf[:0]
+			keepalive.Reset(streamKeepalive)
 		}
 		ss.mu.Lock()
 		if st.writer != a {
@@ -75,6 +85,8 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 		}
 		select {
 		case <-wake:
+		case <-keepalive.C:
+			buf = append(buf, ": keepalive\n\n"...)
 		case <-a.stop:
 			return
 		case <-r.Context().Done():

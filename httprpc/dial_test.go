@@ -89,3 +89,34 @@ func TestDialResumeGivesUp(t *testing.T) {
 		t.Fatalf("%d resumptions, want MaxRetries (3)", n)
 	}
 }
+
+// TestDialNoStandaloneStream pins that a server without a standalone
+// stream (GET answered 405, as the transport allows) is no failure: calls
+// go on.
+func TestDialNoStandaloneStream(t *testing.T) {
+	srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}}
+	var refused atomic.Int32
+	ts := startSessionsWith(t, srv, func(hs *httptest.Server) {
+		hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				refused.Add(1)
+				http.Error(w, "no standalone stream", http.StatusMethodNotAllowed)
+				return
+			}
+			srv.ServeHTTP(w, r)
+		})
+	})
+	c := ts.dial(t, nil, DialOptions{})
+	ctx := testCtx(t, wait)
+	for i := range 3 {
+		if err := c.Call(ctx, "echo", []int{i}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(wait); refused.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if err := c.Call(ctx, "echo", []int{3}, nil); err != nil || refused.Load() != 1 {
+		t.Fatalf("after the refused GET: %v, %d GETs, want the one", err, refused.Load())
+	}
+}

@@ -1,11 +1,8 @@
 package httprpc
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
-	"strconv"
 	"sync"
 	"time"
 
@@ -217,98 +214,10 @@ func (ss *session) WriteFor(msg []byte, read uint64) error {
 	return nil
 }
 
-// makeRoom drops sent events, oldest first, until n more bytes fit the
-// budget, or fails. Called with mu held.
-func (ss *session) makeRoom(n int) error {
-	max := limitOr(ss.srv.MaxBufferedBytes, DefaultMaxBufferedBytes)
-	if max < 0 {
-		return nil
-	}
-	for ss.bytes > 0 && ss.bytes+n > max {
-		if !ss.dropOldestSent() {
-			return fmt.Errorf("%w: %d bytes of events not taken, over the budget of %d", ErrSlowClient, ss.bytes+n, max)
-		}
-	}
-	return nil
-}
-
-// markSent records that st's events up to seq have been written: they
-// are kept for resumption within a quarter of the budget, oldest dropped
-// first. Called with mu held.
-func (ss *session) markSent(st *stream, seq uint64) {
-	if seq <= st.sent {
-		return
-	}
-	for _, e := range st.after(st.sent) {
-		if e.seq > seq {
-			break
-		}
-		ss.sentBytes += len(e.data)
-	}
-	st.sent = seq
-	if max := limitOr(ss.srv.MaxBufferedBytes, DefaultMaxBufferedBytes); max >= 0 {
-		for ss.sentBytes > max/4 && ss.dropOldestSent() {
-		}
-	}
-	ss.finished(st)
-}
-
-// dropOldestSent drops the oldest event kept only for resumption, and
-// reports false if there is none. Called with mu held.
-func (ss *session) dropOldestSent() bool {
-	var oldest *stream
-	for _, st := range ss.streams {
-		if len(st.events) > 0 && st.events[0].seq <= st.sent &&
-			(oldest == nil || st.events[0].age < oldest.events[0].age) {
-			oldest = st
-		}
-	}
-	if oldest == nil {
-		return false
-	}
-	n := len(oldest.events[0].data)
-	ss.bytes -= n
-	ss.sentBytes -= n
-	oldest.events[0] = event{}
-	oldest.events = oldest.events[1:]
-	return true
-}
-
 // signal wakes the stream's writer. Called with mu held.
 func (st *stream) signal() {
 	close(st.wake)
 	st.wake = make(chan struct{})
-}
-
-// finished records that st, ended, has been written whole: it is kept a
-// while for resumption. Called with mu held.
-func (ss *session) finished(st *stream) {
-	if st.num == 0 || !st.ended || st.sent < st.last || ss.streams[st.num] != st {
-		return
-	}
-	for _, d := range ss.done {
-		if d == st {
-			return
-		}
-	}
-	ss.done = append(ss.done, st)
-	if len(ss.done) > maxDoneStreams {
-		old := ss.done[0]
-		ss.done = ss.done[1:]
-		ss.forget(old)
-	}
-}
-
-// forget drops st and its events. Called with mu held.
-func (ss *session) forget(st *stream) {
-	for _, e := range st.events {
-		ss.bytes -= len(e.data)
-		if e.seq <= st.sent {
-			ss.sentBytes -= len(e.data)
-		}
-	}
-	st.events = nil
-	delete(ss.streams, st.num)
 }
 
 // newStream starts a POST's stream. Called with mu held.
@@ -352,95 +261,4 @@ func (ss *session) endLocked(cause error) {
 	if ss.idle != nil {
 		ss.idle.Stop()
 	}
-}
-
-// enter counts a request being served: the session is not idle meanwhile.
-// It reports false once the session has ended.
-func (ss *session) enter() bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.cause != nil {
-		return false
-	}
-	ss.busy++
-	return true
-}
-
-// leave ends what enter counted.
-func (ss *session) leave() {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	ss.busy--
-	ss.active = time.Now()
-}
-
-// checkIdle ends the session if it has been idle for IdleTimeout, or
-// looks again when it could be: it is not idle while a request is served,
-// a stream is open, or a request's reply is awaited.
-func (ss *session) checkIdle() {
-	d := limitOr(ss.srv.IdleTimeout, DefaultIdleTimeout)
-	ss.mu.Lock()
-	if ss.cause != nil {
-		ss.mu.Unlock()
-		return
-	}
-	if ss.busy > 0 || len(ss.byRead) > 0 || len(ss.inbox) > 0 {
-		ss.idle.Reset(d)
-		ss.mu.Unlock()
-		return
-	}
-	if left := d - time.Since(ss.active); left > 0 {
-		ss.idle.Reset(left)
-		ss.mu.Unlock()
-		return
-	}
-	ss.mu.Unlock()
-	ss.srv.drop(ss)
-	ss.end(fmt.Errorf("%w for %v", ErrSessionIdle, d))
-}
-
-// isReply reports whether msg, as a Peer writes it, is a response or a
-// batch of responses (and not a request, a notification or a batch of
-// them).
-func isReply(msg []byte) bool {
-	var probe struct {
-		Method json.RawMessage `json:"method"`
-	}
-	for i, c := range msg {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		case '[':
-			var els []json.RawMessage
-			if json.Unmarshal(msg[i:], &els) != nil || len(els) == 0 {
-				return false
-			}
-			return json.Unmarshal(els[0], &probe) == nil && probe.Method == nil
-		}
-		return json.Unmarshal(msg[i:], &probe) == nil && probe.Method == nil
-	}
-	return false
-}
-
-// eventID names event seq of stream num.
-func eventID(num, seq uint64) string {
-	return strconv.FormatUint(num, 10) + "-" + strconv.FormatUint(seq, 10)
-}
-
-// errBadEventID is why a Last-Event-ID was refused (400).
-var errBadEventID = errors.New("httprpc: malformed Last-Event-ID")
-
-// parseEventID reads an id made by eventID.
-func parseEventID(id string) (num, seq uint64, err error) {
-	for i := 0; i < len(id); i++ {
-		if id[i] == '-' {
-			num, err1 := strconv.ParseUint(id[:i], 10, 64)
-			seq, err2 := strconv.ParseUint(id[i+1:], 10, 64)
-			if err1 != nil || err2 != nil {
-				break
-			}
-			return num, seq, nil
-		}
-	}
-	return 0, 0, fmt.Errorf("%w: %q", errBadEventID, id)
 }

@@ -136,7 +136,7 @@ func (b *outBatch) send(ctx context.Context, idx []int) (*outMsg, error) {
 			b.chans[i] = ch
 		}
 	}
-	m, err := b.p.out.enqueue(ctx, b.encode(nil, idx), nil, true)
+	m, err := b.p.out.enqueue(ctx, b.encode(nil, idx), nil, true, b.p.readOf(ctx))
 	if err != nil {
 		b.p.forgetAll(b.idsOf(idx))
 		return nil, err
@@ -242,7 +242,7 @@ func (b *outBatch) run(ctx context.Context) error {
 		msg.free()
 		return err
 	}
-	m, err := b.p.out.enqueue(ctx, msg.b, msg, true)
+	m, err := b.p.out.enqueue(ctx, msg.b, msg, true, b.p.readOf(ctx))
 	if err != nil {
 		msg.free()
 		b.p.pending.forgetGroup(g, b.ids)

@@ -51,6 +51,23 @@ type Watcher interface {
 	GoneErr() error
 }
 
+// A Router is a Conn that carries each message on the stream of the
+// inbound message it belongs to, as an HTTP transport must: the reply to a
+// POST goes on that POST's response. When its Conn is a Router, a Peer
+// calls WriteFor instead of Write.
+//
+// read names the inbound message msg belongs to: the ordinal, counted from
+// 1, of the call to Read that returned it (a Read that failed with
+// ErrMessageTooLarge counts, since it is answered). A reply, single or
+// batch array, carries its request's ordinal; so do the read loop's own
+// replies (a refusal, a parse error, a message too large); a Call, Batch,
+// Notify or ReportProgress made with a handler's ctx, or one derived from
+// it, carries the ordinal of that handler's request. Anything else, a
+// cancel notification included, carries 0.
+type Router interface {
+	WriteFor(msg []byte, read uint64) error
+}
+
 // A Limiter is a Conn that carries messages up to a size, which its remote
 // side (configured alike) would refuse past. A Peer does not write a
 // message longer than MaxMessageSize bytes: Call, Notify and Batch fail at

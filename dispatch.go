@@ -79,6 +79,7 @@ type job struct {
 	batch bool
 	size  int    // bytes of the message, held until the job is done
 	after uint64 // a call waits until notesDone reaches it
+	read  uint64 // the ordinal of the message's Read (see Router)
 }
 
 // task is one request and the ctx its handler gets (nil for an invalid
@@ -97,7 +98,8 @@ type handlerCtx struct {
 	req    *Request
 	d      *dispatcher
 	l      *lane
-	parks  int // under d.mu
+	parks  int    // under d.mu
+	read   uint64 // the ordinal of the request's Read (see Router)
 
 	remoteCancelled atomic.Bool // the remote side sent the dialect's cancel for it
 }
@@ -153,7 +155,7 @@ func (d *dispatcher) submit(msgs []message, batch bool, size, slack int) bool {
 	if d.full(l, size, slack) {
 		return false
 	}
-	j := job{tasks: make([]task, len(msgs)), batch: batch, size: size}
+	j := job{tasks: make([]task, len(msgs)), batch: batch, size: size, read: d.p.reads}
 	ctxs := make([]handlerCtx, len(msgs)) // one allocation for a batch's
 	for i, m := range msgs {
 		j.tasks[i] = d.newTask(m, l, &ctxs[i])
@@ -290,7 +292,7 @@ func (d *dispatcher) newTask(m message, l *lane, h *handlerCtx) task {
 	if m.invalid != nil {
 		return t
 	}
-	*h = handlerCtx{Context: d.p.ctx, d: d, l: l}
+	*h = handlerCtx{Context: d.p.ctx, d: d, l: l, read: d.p.reads}
 	t.ctx = h
 	if m.req.IsNotification() {
 		return t

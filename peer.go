@@ -60,6 +60,8 @@ type Peer struct {
 	gone    <-chan struct{} // the Conn's Watcher channel, or nil
 	watcher Watcher         // the Conn, if it is one
 	maxMsg  int             // the Conn's Limiter size, or 0
+	router  Router          // the Conn, if it is one
+	reads   uint64          // the read loop's: Reads so far (see Router)
 
 	wg          sync.WaitGroup // the read loop and every goroutine it or goOwned starts
 	readStarted atomic.Bool
@@ -144,6 +146,7 @@ func newPeer(conn Conn, opts []Options) *Peer {
 	if l, ok := conn.(Limiter); ok {
 		p.maxMsg = l.MaxMessageSize()
 	}
+	p.router, _ = conn.(Router)
 	if p.handler == nil {
 		p.handler = NewMux()
 	}
@@ -324,7 +327,7 @@ func (p *Peer) closedErr() error {
 // connection ends. A message still queued when ctx ends is withdrawn; one
 // being written may yet arrive.
 func (p *Peer) write(ctx context.Context, msg []byte, buf *msgBuf) error {
-	m, err := p.out.send(ctx, msg, buf, true)
+	m, err := p.out.send(ctx, msg, buf, true, p.readOf(ctx))
 	if err != nil || m == nil { // failed, or written in place
 		return err
 	}
@@ -452,7 +455,7 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf, sink *progress
 	defer p.inbound.park(ctx)()
 	// m is nil when written in place, which only a ctx that never ends
 	// allows: then the ctx.Done case below cannot happen.
-	m, err := p.out.sendBuf(ctx, msg, false)
+	m, err := p.out.sendBuf(ctx, msg, false, p.readOf(ctx))
 	if err != nil {
 		p.pending.forget(id)
 		return nil, err
@@ -522,7 +525,7 @@ func (p *Peer) sendCancel(ids ...ID) {
 		return
 	}
 	for _, id := range ids {
-		if !p.out.control(appendRequest(nil, ID{}, c.Method, c.Params(id))) {
+		if !p.out.control(appendRequest(nil, ID{}, c.Method, c.Params(id)), 0) {
 			p.log.Debug("jsonrpc: cancel notification not sent: the remote side is not reading", "id", id.raw)
 			return
 		}

@@ -24,6 +24,9 @@ func (p *Peer) readLoop() {
 	}()
 	for {
 		data, err := p.conn.Read()
+		if err == nil || errors.Is(err, ErrMessageTooLarge) {
+			p.reads++ // the ordinal of this message (see Router)
+		}
 		if err != nil {
 			if errors.Is(err, ErrMessageTooLarge) && p.ctx.Err() == nil {
 				p.log.Info("jsonrpc: incoming message too large", "err", err)
@@ -282,7 +285,7 @@ func (p *Peer) overloaded(work []message, batch bool) {
 // side that leaves maxControlBytes of such replies unread, while it goes on
 // sending, is ended (ErrSlowConsumer).
 func (p *Peer) replyNow(msg []byte) {
-	if !p.out.control(msg) && p.endErr.Load() == nil {
+	if !p.out.control(msg, p.reads) && p.endErr.Load() == nil {
 		p.end(fmt.Errorf("%w: %d bytes of replies to refused messages unread", ErrSlowConsumer, maxControlBytes))
 	}
 }

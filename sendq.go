@@ -45,6 +45,7 @@ type outMsg struct {
 	data    []byte
 	buf     *msgBuf // data's pooled buffer, freed once written; or nil
 	control bool
+	read    uint64        // the inbound message it belongs to (see Router)
 	state   uint8         // queued, taken or withdrawn; under sendQueue.mu
 	written chan struct{} // if not nil, closed once written or failed
 	err     error         // the outcome, set before written is closed
@@ -70,12 +71,13 @@ func (s *sendQueue) init(p *Peer) {
 // message larger than the whole budget goes alone) until ctx or the
 // connection ends. A nil ctx waits for the connection only. If written is
 // true, the returned message's written channel will get the outcome. If buf
-// is not nil, data is buf's, and buf is freed once data is written.
-func (s *sendQueue) enqueue(ctx context.Context, data []byte, buf *msgBuf, written bool) (*outMsg, error) {
+// is not nil, data is buf's, and buf is freed once data is written. read is
+// the inbound message data belongs to, for a Router.
+func (s *sendQueue) enqueue(ctx context.Context, data []byte, buf *msgBuf, written bool, read uint64) (*outMsg, error) {
 	if err := s.p.checkSize(len(data)); err != nil {
 		return nil, err
 	}
-	m := &outMsg{data: data, buf: buf}
+	m := &outMsg{data: data, buf: buf, read: read}
 	if written {
 		m.written = make(chan struct{})
 	}
@@ -117,21 +119,21 @@ func (s *sendQueue) enqueue(ctx context.Context, data []byte, buf *msgBuf, writt
 // send writes data in the writer's place (see direct) when ctx can never
 // end, and queues it otherwise, as enqueue does. A nil ctx is one that
 // never ends. The returned message is nil when data was written in place.
-func (s *sendQueue) send(ctx context.Context, data []byte, buf *msgBuf, written bool) (*outMsg, error) {
+func (s *sendQueue) send(ctx context.Context, data []byte, buf *msgBuf, written bool, read uint64) (*outMsg, error) {
 	if err := s.p.checkSize(len(data)); err != nil {
 		return nil, err
 	}
 	if ctx == nil || ctx.Done() == nil {
-		if ok, err := s.direct(data, buf); ok {
+		if ok, err := s.direct(data, buf, read); ok {
 			return nil, err
 		}
 	}
-	return s.enqueue(ctx, data, buf, written)
+	return s.enqueue(ctx, data, buf, written, read)
 }
 
 // sendBuf sends buf's message, as send does.
-func (s *sendQueue) sendBuf(ctx context.Context, buf *msgBuf, written bool) (*outMsg, error) {
-	return s.send(ctx, buf.b, buf, written)
+func (s *sendQueue) sendBuf(ctx context.Context, buf *msgBuf, written bool, read uint64) (*outMsg, error) {
+	return s.send(ctx, buf.b, buf, written, read)
 }
 
 // direct writes data on the calling goroutine, as the writer would, when
@@ -140,7 +142,7 @@ func (s *sendQueue) sendBuf(ctx context.Context, buf *msgBuf, written bool) (*ou
 // reply, a call with a ctx that never ends), which may wait for the Conn:
 // it saves the hand-over to the writer goroutine. The caller counts as
 // waiting for a write meanwhile (see blocked).
-func (s *sendQueue) direct(data []byte, buf *msgBuf) (bool, error) {
+func (s *sendQueue) direct(data []byte, buf *msgBuf, read uint64) (bool, error) {
 	s.mu.Lock()
 	if s.running || len(s.q) > 0 || s.closed != nil {
 		s.mu.Unlock()
@@ -151,7 +153,7 @@ func (s *sendQueue) direct(data []byte, buf *msgBuf) (bool, error) {
 	s.bytes += len(data)
 	s.mu.Unlock()
 
-	err := s.p.writeConn(data)
+	err := s.p.writeConn(data, read)
 
 	s.mu.Lock()
 	s.watchers--
@@ -174,16 +176,17 @@ func (s *sendQueue) direct(data []byte, buf *msgBuf) (bool, error) {
 	return true, err
 }
 
-// control queues data without waiting, within maxControlBytes. It reports
-// false if the message did not fit or the connection has ended.
-func (s *sendQueue) control(data []byte) bool {
+// control queues data (belonging to the inbound message read) without
+// waiting, within maxControlBytes. It reports false if the message did not
+// fit or the connection has ended.
+func (s *sendQueue) control(data []byte, read uint64) bool {
 	s.mu.Lock()
 	if s.closed != nil || s.ctlBytes > 0 && s.ctlBytes+len(data) > maxControlBytes {
 		s.mu.Unlock()
 		return false
 	}
 	s.ctlBytes += len(data)
-	start := s.push(&outMsg{data: data, control: true})
+	start := s.push(&outMsg{data: data, control: true, read: read})
 	s.mu.Unlock()
 	s.start(start)
 	return true
@@ -314,7 +317,7 @@ func (s *sendQueue) run() {
 		m.state = msgTaken
 		s.mu.Unlock()
 
-		err := s.p.writeConn(m.data)
+		err := s.p.writeConn(m.data, m.read)
 		s.mu.Lock()
 		s.release(m)
 		s.mu.Unlock()
@@ -399,6 +402,18 @@ func (s *sendQueue) close(err error) {
 	}
 }
 
+// readOf is the ordinal of the inbound message (see Router) whose handler
+// ctx is or derives from, or 0. It looks only when the Conn is a Router.
+func (p *Peer) readOf(ctx context.Context) uint64 {
+	if p.router == nil || ctx == nil {
+		return 0
+	}
+	if h := p.inbound.handlerOf(ctx); h != nil {
+		return h.read
+	}
+	return 0
+}
+
 // checkSize refuses a message of n bytes that the Conn's Limiter says is
 // too long: the remote side would refuse it with an error naming no call,
 // so the caller is told at once instead.
@@ -409,10 +424,11 @@ func (p *Peer) checkSize(n int) error {
 	return nil
 }
 
-// writeConn writes one message to the Conn, within Options.WriteTimeout.
-// Only the writer calls it. A failed write ends the connection; the error
-// returned is then the Peer's closed error.
-func (p *Peer) writeConn(msg []byte) error {
+// writeConn writes one message to the Conn, within Options.WriteTimeout,
+// with WriteFor if the Conn is a Router. Only the writer calls it. A failed
+// write ends the connection; the error returned is then the Peer's closed
+// error.
+func (p *Peer) writeConn(msg []byte, read uint64) error {
 	if p.endErr.Load() != nil { // ending: nothing more goes out
 		return p.closedErr()
 	}
@@ -422,7 +438,13 @@ func (p *Peer) writeConn(msg []byte) error {
 		})
 		defer t.Stop()
 	}
-	if err := p.conn.Write(msg); err != nil {
+	var err error
+	if p.router != nil {
+		err = p.router.WriteFor(msg, read)
+	} else {
+		err = p.conn.Write(msg)
+	}
+	if err != nil {
 		p.end(p.writeFailure(err))
 		return p.closedErr()
 	}

@@ -23,7 +23,7 @@ func (p *Peer) runJob(j job) {
 		if p.checkSize(len(reply.b)) != nil {
 			reply = p.tooLargeReply(j, reply)
 		}
-		p.reply(reply)
+		p.reply(reply, j.read)
 	}
 	if charged > 0 {
 		p.inbound.uncharge(charged)
@@ -58,10 +58,11 @@ func (p *Peer) tooLargeReply(j job, reply *msgBuf) *msgBuf {
 	return out
 }
 
-// reply queues a handler's reply, waiting for room until the connection
-// ends (in which case there is nobody to answer).
-func (p *Peer) reply(msg *msgBuf) {
-	_, _ = p.out.sendBuf(nil, msg, false)
+// reply queues a handler's reply to the message read (see Router), waiting
+// for room until the connection ends (in which case there is nobody to
+// answer).
+func (p *Peer) reply(msg *msgBuf, read uint64) {
+	_, _ = p.out.sendBuf(nil, msg, false, read)
 }
 
 // serve runs one task's handler and returns its encoded reply, or nil for a

@@ -134,7 +134,7 @@ func (c *Client) Batch(ctx context.Context, elems []jsonrpc.BatchElem) error {
 // do runs f on a Peer over a one-shot connection and returns what it
 // returned, or, when the POST itself failed, why.
 func (c *Client) do(ctx context.Context, f func(*jsonrpc.Peer) error) error {
-	cc := newClientConn(ctx, c)
+	cc := newCallConn(ctx, c)
 	p := jsonrpc.NewPeer(cc, c.opts)
 	err := f(p)
 	p.Close()

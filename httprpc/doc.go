@@ -28,6 +28,19 @@
 // plain POST carries only replies (ErrNoCallbacks).
 //
 // For servers that call back, push notifications or stream progress, the
-// package also serves MCP's Streamable HTTP transport, with sessions over
-// POST and server-sent events: see SessionServer.
+// package also serves MCP's Streamable HTTP transport: a [SessionServer]
+// gives each session a Peer of its own, symmetric as every Peer is, whose
+// inbound messages are POST bodies and whose outbound ones go out as
+// server-sent events, on the stream of the POST they belong to (a call's
+// callbacks and progress, then its reply) or on the session's GET stream.
+// [Dial] is its client side, a Peer over such an endpoint:
+//
+//	http.Handle("/mcp", &httprpc.SessionServer{Peer: jsonrpc.Options{Handler: mux}})
+//
+//	p, err := httprpc.Dial(ctx, "http://127.0.0.1:8080/mcp")
+//	err = p.Call(ctx, "add", []int{1, 2}, &sum)
+//
+// A stream cut mid-call is resumed with Last-Event-ID, nothing lost or
+// repeated, within the session's buffer; Origin is checked against DNS
+// rebinding; sessions idle past IdleTimeout end.
 package httprpc

@@ -2,7 +2,8 @@
 # MCP both ways, against the real npm packages that package-lock.json pins
 # (Node 20+): the official TypeScript SDK's Client drives examples/mcptool,
 # then examples/agent's host drives the reference servers everything and
-# filesystem (its test, with REQUIRE_MCP=1 so that it cannot skip).
+# filesystem (its test, with REQUIRE_MCP=1 so that it cannot skip), then the
+# SDK's Streamable HTTP client drives httprpc.SessionServer.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tmp="$(mktemp -d)"
@@ -13,3 +14,5 @@ npm ci --no-audit --no-fund --loglevel=error
 node client.mjs "$tmp/mcptool"
 cd "$here/../.."
 REQUIRE_MCP=1 go test -race -count=1 -run '^TestMCP' ./examples/agent
+# httprpc against the SDK's Streamable HTTP transport, both ways.
+REQUIRE_MCP=1 go test -race -count=1 -run 'TypeScriptSDK$' ./httprpc

@@ -7,8 +7,12 @@
 //
 // It serves add ([a, b] → a+b), whoami (the user of the request's bearer
 // token, put in the request's context by HTTP middleware, as a login
-// would), fail (an application error with data) and log (a notification).
-// The curl commands of httprpc/README.md run against it in TestCurl.
+// would), fail (an application error with data) and log (a notification)
+// on /rpc; and the same methods, with countdown ([n]: n tick notifications sent
+// while the call runs, then "liftoff"), over MCP's Streamable HTTP
+// transport on /mcp (httprpc.SessionServer), where a handler can send to
+// its client. The curl commands of httprpc/README.md run against it in
+// TestCurl.
 package main
 
 import (
@@ -31,16 +35,18 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	flag.Parse()
 	log.SetFlags(0)
-	hs := httprpc.NewHTTPServer(*addr, newHandler(log.Default()))
+	h, sessions := newHandler(log.Default())
+	hs := httprpc.NewHTTPServer(*addr, h)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		_ = sessions.Shutdown(sctx) // first: its event streams are requests hs would wait for
 		_ = hs.Shutdown(sctx)
 	}()
-	log.Printf("httpdemo: JSON-RPC over POST on http://%s/rpc", *addr)
+	log.Printf("httpdemo: JSON-RPC over POST on http://%s/rpc, Streamable HTTP sessions on http://%s/mcp", *addr, *addr)
 	if err := hs.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)
 	}
@@ -49,8 +55,9 @@ func main() {
 type userKey struct{}
 
 // newHandler serves the methods on /rpc, behind middleware that puts the
-// bearer token's user (anyone, here) in the request's context.
-func newHandler(logger *log.Logger) http.Handler {
+// bearer token's user (anyone, here) in the request's context, and over
+// sessions on /mcp; the caller shuts the sessions down.
+func newHandler(logger *log.Logger) (http.Handler, *httprpc.SessionServer) {
 	mux := jsonrpc.NewMux()
 	jsonrpc.Register(mux, "add", func(_ context.Context, p [2]int) (int, error) {
 		return p[0] + p[1], nil
@@ -69,13 +76,26 @@ func newHandler(logger *log.Logger) http.Handler {
 		logger.Printf("httpdemo: log %q", p)
 		return nil
 	})
+	// Over a session, a handler can send to its client: the ticks go on
+	// the event stream of the POST that carried the call, before its
+	// reply. (Over plain POST, Notify fails with httprpc.ErrNoCallbacks.)
+	jsonrpc.Register(mux, "countdown", func(ctx context.Context, p [1]int) (string, error) {
+		for i := min(p[0], 10); i > 0; i-- {
+			if err := jsonrpc.PeerFromContext(ctx).Notify(ctx, "tick", []int{i}); err != nil {
+				return "", err
+			}
+		}
+		return "liftoff", nil
+	})
 	rpc := &httprpc.Server{Peer: jsonrpc.Options{Handler: mux}}
+	sessions := &httprpc.SessionServer{Peer: jsonrpc.Options{Handler: mux}}
 	h := http.NewServeMux()
+	h.Handle("/mcp", sessions)
 	h.Handle("/rpc", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && u != "" {
 			r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
 		}
 		rpc.ServeHTTP(w, r)
 	}))
-	return h
+	return h, sessions
 }

@@ -58,8 +58,17 @@ func TestCurl(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Fatalf("TestCurl needs sh: %v", err)
 	}
-	hs := httptest.NewServer(newHandler(log.New(io.Discard, "", 0)))
+	h, sessions := newHandler(log.New(io.Discard, "", 0))
+	hs := httptest.NewServer(h)
 	defer hs.Close()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := sessions.Shutdown(ctx); err != nil {
+			t.Errorf("sessions.Shutdown: %v", err)
+		}
+	}()
+	dir := t.TempDir() // where the commands keep the session's headers
 	cmds, outs := readmeCommands(t)
 	if len(cmds) < 9 {
 		t.Fatalf("found %d curl commands in the README, want at least 9", len(cmds))
@@ -67,7 +76,9 @@ func TestCurl(t *testing.T) {
 	for i, cmd := range cmds {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		run := strings.ReplaceAll(cmd, "http://127.0.0.1:8080", hs.URL)
-		out, err := exec.CommandContext(ctx, "sh", "-c", run).Output()
+		c := exec.CommandContext(ctx, "sh", "-c", run)
+		c.Dir = dir
+		out, err := c.Output()
 		cancel()
 		if err != nil {
 			t.Errorf("%s: %v", cmd, err)

@@ -12,11 +12,11 @@ import (
 	"github.com/peerwire/jsonrpc"
 )
 
-// clientConn is the one-shot jsonrpc.Conn of a Client's call: its first
+// callConn is the one-shot jsonrpc.Conn of a Client's call: its first
 // Write posts the message and reads the response, which its Read returns
 // once; then Read returns io.EOF. Later writes (none in practice) are
 // dropped: there is no request for them to go in.
-type clientConn struct {
+type callConn struct {
 	c      *Client
 	ctx    context.Context
 	cancel context.CancelFunc // aborts the POST; called by Close
@@ -32,8 +32,8 @@ type clientConn struct {
 	close    sync.Once
 }
 
-func newClientConn(ctx context.Context, c *Client) *clientConn {
-	cc := &clientConn{c: c, in: make(chan struct{}), closed: make(chan struct{})}
+func newCallConn(ctx context.Context, c *Client) *callConn {
+	cc := &callConn{c: c, in: make(chan struct{}), closed: make(chan struct{})}
 	cc.ctx, cc.cancel = context.WithCancel(ctx)
 	return cc
 }
@@ -43,7 +43,7 @@ func newClientConn(ctx context.Context, c *Client) *clientConn {
 // gets cc.err, which wraps it.
 var errTooLarge = errors.New("httprpc: reply too large")
 
-func (cc *clientConn) Read() ([]byte, error) {
+func (cc *callConn) Read() ([]byte, error) {
 	if cc.readOnce {
 		return nil, io.EOF
 	}
@@ -62,7 +62,7 @@ func (cc *clientConn) Read() ([]byte, error) {
 	return cc.reply, nil
 }
 
-func (cc *clientConn) Write(msg []byte) error {
+func (cc *callConn) Write(msg []byte) error {
 	if cc.posted {
 		return nil
 	}
@@ -72,7 +72,7 @@ func (cc *clientConn) Write(msg []byte) error {
 	return nil
 }
 
-func (cc *clientConn) Close() error {
+func (cc *callConn) Close() error {
 	cc.close.Do(func() {
 		cc.cancel()
 		close(cc.closed)
@@ -80,9 +80,9 @@ func (cc *clientConn) Close() error {
 	return nil
 }
 
-// MaxMessageSize makes clientConn a jsonrpc.Limiter: the Peer refuses to
+// MaxMessageSize makes callConn a jsonrpc.Limiter: the Peer refuses to
 // write a request longer than the Client's cap.
-func (cc *clientConn) MaxMessageSize() int {
+func (cc *callConn) MaxMessageSize() int {
 	if cc.c.max < 0 {
 		return 0
 	}
@@ -90,7 +90,7 @@ func (cc *clientConn) MaxMessageSize() int {
 }
 
 // failure is why the POST failed, or nil; valid once the Peer has ended.
-func (cc *clientConn) failure() error {
+func (cc *callConn) failure() error {
 	select {
 	case <-cc.in:
 		return cc.err
@@ -100,7 +100,7 @@ func (cc *clientConn) failure() error {
 }
 
 // noReply reports whether the response was a 2xx with no body.
-func (cc *clientConn) noReply() bool {
+func (cc *callConn) noReply() bool {
 	select {
 	case <-cc.in:
 		return cc.empty
@@ -111,7 +111,7 @@ func (cc *clientConn) noReply() bool {
 
 // post sends msg and reads the response in full (so that the connection
 // goes back to the pool), returning its body, nil for an empty one.
-func (cc *clientConn) post(msg []byte) (reply []byte, empty bool, err error) {
+func (cc *callConn) post(msg []byte) (reply []byte, empty bool, err error) {
 	// A copy: the transport may read a request body after Do returns, and
 	// msg is the Peer's.
 	req, err := http.NewRequestWithContext(cc.ctx, http.MethodPost, cc.c.url, bytes.NewReader(bytes.Clone(msg)))

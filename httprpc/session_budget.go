@@ -1,0 +1,91 @@
+package httprpc
+
+import "fmt"
+
+// makeRoom drops sent events, oldest first, until n more bytes fit the
+// budget, or fails. Called with mu held.
+func (ss *session) makeRoom(n int) error {
+	max := limitOr(ss.srv.MaxBufferedBytes, DefaultMaxBufferedBytes)
+	if max < 0 {
+		return nil
+	}
+	for ss.bytes > 0 && ss.bytes+n > max {
+		if !ss.dropOldestSent() {
+			return fmt.Errorf("%w: %d bytes of events not taken, over the budget of %d", ErrSlowClient, ss.bytes+n, max)
+		}
+	}
+	return nil
+}
+
+// markSent records that st's events up to seq have been written: they
+// are kept for resumption within a quarter of the budget, oldest dropped
+// first. Called with mu held.
+func (ss *session) markSent(st *stream, seq uint64) {
+	if seq <= st.sent {
+		return
+	}
+	for _, e := range st.after(st.sent) {
+		if e.seq > seq {
+			break
+		}
+		ss.sentBytes += len(e.data)
+	}
+	st.sent = seq
+	if max := limitOr(ss.srv.MaxBufferedBytes, DefaultMaxBufferedBytes); max >= 0 {
+		for ss.sentBytes > max/4 && ss.dropOldestSent() {
+		}
+	}
+	ss.finished(st)
+}
+
+// dropOldestSent drops the oldest event kept only for resumption, and
+// reports false if there is none. Called with mu held.
+func (ss *session) dropOldestSent() bool {
+	var oldest *stream
+	for _, st := range ss.streams {
+		if len(st.events) > 0 && st.events[0].seq <= st.sent &&
+			(oldest == nil || st.events[0].age < oldest.events[0].age) {
+			oldest = st
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	n := len(oldest.events[0].data)
+	ss.bytes -= n
+	ss.sentBytes -= n
+	oldest.events[0] = event{}
+	oldest.events = oldest.events[1:]
+	return true
+}
+
+// finished records that st, ended, has been written whole: it is kept a
+// while for resumption. Called with mu held.
+func (ss *session) finished(st *stream) {
+	if st.num == 0 || !st.ended || st.sent < st.last || ss.streams[st.num] != st {
+		return
+	}
+	for _, d := range ss.done {
+		if d == st {
+			return
+		}
+	}
+	ss.done = append(ss.done, st)
+	if len(ss.done) > maxDoneStreams {
+		old := ss.done[0]
+		ss.done = ss.done[1:]
+		ss.forget(old)
+	}
+}
+
+// forget drops st and its events. Called with mu held.
+func (ss *session) forget(st *stream) {
+	for _, e := range st.events {
+		ss.bytes -= len(e.data)
+		if e.seq <= st.sent {
+			ss.sentBytes -= len(e.data)
+		}
+	}
+	st.events = nil
+	delete(ss.streams, st.num)
+}

@@ -1,10 +1,19 @@
 // Drives examples/mcptool with the official MCP TypeScript SDK, as a
 // desktop agent would: Client over StdioClientTransport, which starts the
 // server as a child and speaks newline-delimited JSON-RPC on its stdin and
-// stdout.
+// stdout; or, with --http, Client over StreamableHTTPClientTransport
+// against mcptool -http, as a remote agent would.
 //
 //   go build -o /tmp/mcptool ./examples/mcptool
 //   cd .ci/mcp && npm ci && node client.mjs /tmp/mcptool
+//   node client.mjs --http /tmp/mcptool
+//
+// Over HTTP the SDK reaches the server through a TCP proxy of this
+// script's, which cuts every connection in the middle of a call once: the
+// SDK must resume the call's event stream (GET with Last-Event-ID) and get
+// the rest of its progress and its result, nothing lost, nothing twice. It
+// also checks the session id, a foreign Origin (403), and that a session
+// ended with DELETE is gone (404).
 //
 // It initializes (declaring roots and sampling), lists the tools, calls
 // each one and checks its result, answers the server's roots/list with a
@@ -12,12 +21,15 @@
 // stub model, counts the progress notifications of summarize_file, and
 // aborts a long wait: the call must reject at once, and the tool must say,
 // in a notifications/message and on its stderr, that it stopped.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CreateMessageRequestSchema,
   ListRootsRequestSchema,
@@ -25,9 +37,10 @@ import {
   LATEST_PROTOCOL_VERSION,
 } from '@modelcontextprotocol/sdk/types.js';
 
-const bin = process.argv[2];
+const overHTTP = process.argv[2] === '--http';
+const bin = process.argv[overHTTP ? 3 : 2];
 if (!bin) {
-  console.error('usage: node client.mjs /path/to/mcptool');
+  console.error('usage: node client.mjs [--http] /path/to/mcptool');
   process.exit(2);
 }
 
@@ -97,9 +110,54 @@ client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
 const protocolErrors = [];
 client.onerror = (err) => protocolErrors.push(err.message);
 
-const transport = new StdioClientTransport({ command: bin, args: ['-log-level', 'info'], stderr: 'pipe' });
 let stderr = '';
-transport.stderr.on('data', (b) => (stderr += b));
+let transport;
+let child; // mcptool -http, started here
+let proxy; // the cutting proxy in front of it
+if (overHTTP) {
+  child = spawn(bin, ['-log-level', 'info', '-http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr.on('data', (b) => (stderr += b));
+  const found = await until(() => /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.test(stderr), 10_000);
+  if (!found) {
+    console.error(`mcp-client: mcptool -http printed no address:\n${stderr}`);
+    child.kill('SIGKILL');
+    process.exit(1);
+  }
+  const target = new URL(stderr.match(/serving MCP at (\S+)/)[1]);
+  proxy = await cuttingProxy(Number(target.port));
+  transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${proxy.port}/mcp`), {
+    reconnectionOptions: { initialReconnectionDelay: 100, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 2, maxRetries: 5 },
+  });
+} else {
+  transport = new StdioClientTransport({ command: bin, args: ['-log-level', 'info'], stderr: 'pipe' });
+  transport.stderr.on('data', (b) => (stderr += b));
+}
+
+// cuttingProxy forwards 127.0.0.1:<its port> to 127.0.0.1:port, and its
+// cut() destroys every connection it carries, as a dropped link would.
+async function cuttingProxy(port) {
+  const socks = new Set();
+  const srv = createServer((down) => {
+    const up = connect(port, '127.0.0.1');
+    for (const s of [down, up]) {
+      socks.add(s);
+      s.on('close', () => socks.delete(s));
+      s.on('error', () => {});
+    }
+    down.pipe(up);
+    up.pipe(down);
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  return {
+    port: srv.address().port,
+    cut() {
+      const n = socks.size;
+      for (const s of socks) s.destroy();
+      return n;
+    },
+    close: () => new Promise((r) => { for (const s of socks) s.destroy(); srv.close(r); }),
+  };
+}
 
 try {
   await client.connect(transport);
@@ -174,20 +232,83 @@ try {
 
   await client.ping();
   check('the server still answers after the cancellation', true);
+
+  if (overHTTP) {
+    await httpChecks();
+  }
 } catch (err) {
   check('session', false, err.stack ?? String(err));
 } finally {
   await client.close();
   rmSync(base, { recursive: true, force: true });
+  if (overHTTP) {
+    await proxy.close();
+    child.kill('SIGTERM');
+    await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+  }
 }
 
 // MCP says a server should not answer a call it was told to cancel, and
 // jsonrpc.MCPCancel has the Peer send no reply to it: any protocol error
 // the SDK reports (a late reply to an unknown id among them) is a failure.
-check('no protocol errors', protocolErrors.length === 0, protocolErrors.join('; '));
+// The cut makes the SDK report its event stream's end once (it then
+// resumes it): that one is expected, no other.
+const unexpected = protocolErrors.filter((m) => !(overHTTP && m.startsWith('SSE stream disconnected')));
+check('no protocol errors', unexpected.length === 0, unexpected.join('; '));
 
 console.log(`\n${passed} passed, ${failed} failed`);
 if (failed > 0) {
   console.log(`\nmcptool's stderr:\n${stderr}`);
 }
 process.exit(failed > 0 ? 1 : 0);
+
+// httpChecks runs what only Streamable HTTP has: a call whose event stream
+// is cut and resumed, the session id, Origin, and DELETE.
+async function httpChecks() {
+  const sid = transport.sessionId;
+  check('session: the server gave a session id of visible ASCII', typeof sid === 'string' && /^[\x21-\x7e]{16,}$/.test(sid), String(sid));
+
+  // A 3 s wait reports progress at 1 s and 2 s, then returns: cut every
+  // connection just after the first progress. The SDK resumes the POST's
+  // stream from its last event id; progress 2 and the result must arrive
+  // once each.
+  const seen = [];
+  let cutConns = -1;
+  const res = await client.callTool({ name: 'wait', arguments: { seconds: 3 } }, undefined, {
+    timeout: 20_000,
+    onprogress: (p) => {
+      seen.push(p.progress);
+      if (p.progress === 1) cutConns = proxy.cut();
+    },
+  });
+  check('resume: connections cut mid-call', cutConns > 0, `${cutConns} cut`);
+  check('resume: the result arrives after the cut', text(res) === 'waited 3s', JSON.stringify(res));
+  check('resume: every progress once, in order', seen.join(',') === '1,2', seen.join(','));
+  await client.ping();
+  check('resume: the session goes on after the cut', true);
+
+  const base = `http://127.0.0.1:${proxy.port}/mcp`;
+  const init = {
+    jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+  };
+  let r = await fetch(base, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', origin: 'http://evil.example' },
+    body: JSON.stringify(init),
+  });
+  await r.arrayBuffer();
+  check('origin: a foreign Origin is refused with 403', r.status === 403, `status ${r.status}`);
+
+  await transport.terminateSession();
+  r = await fetch(base, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json', accept: 'application/json, text/event-stream',
+      'mcp-session-id': sid, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'ping' }),
+  });
+  await r.arrayBuffer();
+  check('delete: a session ended with DELETE is gone (404)', r.status === 404, `status ${r.status}`);
+}

@@ -37,7 +37,9 @@
 // own call is still running, prints notifications/progress and
 // notifications/message as they arrive, cancels a long operation with
 // notifications/cancelled, and reports a server that crashes at start
-// (mcpsession.go).
+// (mcpsession.go). It runs server-everything's session twice: over stdio,
+// and over Streamable HTTP, starting it in that mode and reaching it with
+// httprpc.Dial as a remote agent would (mcphttp.go).
 //
 // Both ends cancel calls as MCP does (jsonrpc.MCPCancel): a call whose ctx
 // ends before its reply is followed by notifications/cancelled naming its

@@ -130,8 +130,11 @@ type mcpServer struct {
 	name string
 	h    *host
 	pid  int
-	conn *stdio.Conn
+	conn *stdio.Conn // over stdio
 	peer *jsonrpc.Peer
+
+	cmd        *exec.Cmd     // over Streamable HTTP: the server's process
+	stderrDone chan struct{} // closed once its stderr is read to the end
 
 	mu   sync.Mutex
 	logs []string // notifications/message, as printed
@@ -294,6 +297,10 @@ const mcpCloseGrace = time.Second
 // mcpCloseGrace) and returns its exit state and what closing reported.
 func (s *mcpServer) close() (*os.ProcessState, error) {
 	s.closeOnce.Do(func() {
+		if s.cmd != nil {
+			s.state, s.closeErr = s.stopHTTP()
+			return
+		}
 		s.peer.Close()
 		s.peer.Wait()
 		s.closeErr = s.conn.Close()

@@ -22,7 +22,8 @@ import (
 // node_modules directory), as a desktop agent does: each a node child
 // process on line-framed JSON-RPC, initialized with the roots, sampling and
 // elicitation capabilities, whose callbacks the host serves while its own
-// call to the server is still running.
+// call to the server is still running; and server-everything once more
+// over Streamable HTTP (mcphttp.go).
 
 const (
 	everythingScript = "@modelcontextprotocol/server-everything/dist/index.js"
@@ -62,6 +63,13 @@ func runMCP(w io.Writer, modules string) error {
 		return err
 	}
 
+	out.section("server-everything over Streamable HTTP: the same session through httprpc.Dial")
+	everyHTTP, err := h.everythingOverHTTP(roots, node, filepath.Join(modules, everythingScript))
+	if err != nil {
+		return err
+	}
+	defer everyHTTP.close()
+
 	out.section("server-filesystem: files under the root the host lists")
 	fsys, err := h.startMCP("filesystem", roots, node, filepath.Join(modules, filesystemScript), dir)
 	if err != nil {
@@ -78,7 +86,7 @@ func runMCP(w io.Writer, modules string) error {
 	}
 
 	out.section("Shutting down: close each server's stdin and reap it")
-	for _, s := range []*mcpServer{every, fsys} {
+	for _, s := range []*mcpServer{every, everyHTTP, fsys} {
 		st, err := s.close()
 		out.printf("  %s exited with status %d%s\n", s.name, st.ExitCode(), errNote(err))
 	}

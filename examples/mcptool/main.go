@@ -23,6 +23,15 @@
 //
 //	{"mcpServers": {"files": {"command": "/path/to/mcptool", "args": ["-root", "/home/me/notes"]}}}
 //
+// With -http ADDR it serves the Streamable HTTP transport instead, at
+// http://ADDR/mcp, for remote agents (httprpc.SessionServer): a session
+// per client, each with its own server state; a tool's progress, its
+// sampling request and its log lines go on the event stream of the
+// tools/call they belong to, and a client whose stream was cut resumes it
+// with Last-Event-ID, nothing lost or repeated:
+//
+//	mcptool -http 127.0.0.1:8931 -root /home/me/notes
+//
 // It speaks revisions 2025-11-25, 2025-06-18 and 2025-03-26 of the
 // specification. Diagnostics go to stderr, never to stdout, which carries
 // only protocol messages.
@@ -41,8 +50,9 @@ import (
 func main() {
 	rootDir := flag.String("root", "", "the directory to serve when the client lists no roots")
 	level := flag.String("log-level", "info", "what to log on stderr: debug, info, warn or error")
+	httpAddr := flag.String("http", "", "serve MCP's Streamable HTTP transport on this address (at /mcp) instead of stdio")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: mcptool [-root DIR] [-log-level info]\n\nAn MCP server on stdin/stdout (newline-delimited JSON-RPC).\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mcptool [-root DIR] [-log-level info] [-http ADDR]\n\nAn MCP server on stdin/stdout (newline-delimited JSON-RPC), or over Streamable HTTP with -http.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -52,6 +62,13 @@ func main() {
 		os.Exit(2)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	if *httpAddr != "" {
+		if err := serveHTTP(*httpAddr, *rootDir, log); err != nil {
+			log.Warn("serving HTTP failed", "err", err)
+			os.Exit(1)
+		}
+		return
+	}
 	srv := newServer(*rootDir, log)
 	err := jsonrpc.Serve(stdio.Stdio(stdio.Options{Framing: stdio.Line}), jsonrpc.Options{
 		Handler: srv.handler(),

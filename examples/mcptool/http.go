@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/httprpc"
+)
+
+// mcpPath is where mcptool -http serves MCP.
+const mcpPath = "/mcp"
+
+// shutdownTimeout bounds how long mcptool -http lets running tools finish
+// once it is told to stop.
+const shutdownTimeout = 5 * time.Second
+
+// sessions gives every Streamable HTTP session a server of its own: over
+// stdio there is one client per process, over HTTP one per session, each
+// with its own initialize, capabilities and roots.
+type sessions struct {
+	fallbackRoot string
+	log          *slog.Logger
+
+	mu sync.Mutex
+	m  map[*jsonrpc.Peer]*jsonrpc.Mux
+}
+
+// connect makes the server of a session that starts (SessionServer's
+// OnConnect, before its first request is read).
+func (ss *sessions) connect(p *jsonrpc.Peer, r *http.Request) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.m[p] = newServer(ss.fallbackRoot, ss.log).handler()
+}
+
+// disconnect forgets a session that has ended.
+func (ss *sessions) disconnect(p *jsonrpc.Peer, cause error) {
+	ss.mu.Lock()
+	delete(ss.m, p)
+	ss.mu.Unlock()
+	ss.log.Info("session ended", "cause", cause)
+}
+
+// ServeRPC serves a request with the server of its session.
+func (ss *sessions) ServeRPC(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	ss.mu.Lock()
+	mux := ss.m[jsonrpc.PeerFromContext(ctx)]
+	ss.mu.Unlock()
+	if mux == nil { // the session is ending
+		return nil, jsonrpc.NewError(jsonrpc.CodeShuttingDown, "session ended", nil)
+	}
+	return mux.ServeRPC(ctx, req)
+}
+
+// serveHTTP serves MCP's Streamable HTTP transport on addr until SIGINT or
+// SIGTERM, then lets running tools finish within shutdownTimeout.
+func serveHTTP(addr, fallbackRoot string, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	ss := &sessions{fallbackRoot: fallbackRoot, log: log, m: map[*jsonrpc.Peer]*jsonrpc.Mux{}}
+	mcp := &httprpc.SessionServer{
+		Peer: jsonrpc.Options{
+			Handler:  ss,
+			Logger:   log,
+			Cancel:   jsonrpc.MCPCancel,
+			Progress: jsonrpc.MCPProgress,
+		},
+		OnConnect:    ss.connect,
+		OnDisconnect: ss.disconnect,
+	}
+	mux := http.NewServeMux()
+	mux.Handle(mcpPath, mcp)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	log.Info(fmt.Sprintf("serving MCP at http://%s%s", ln.Addr(), mcpPath))
+
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(stop)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case sig := <-stop:
+		log.Info("stopping", "signal", sig)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	// The sessions first: their event streams are requests that
+	// http.Server.Shutdown would otherwise wait for.
+	err = errors.Join(mcp.Shutdown(ctx), srv.Shutdown(ctx))
+	if errors.Is(<-served, http.ErrServerClosed) {
+		return err
+	}
+	return err
+}

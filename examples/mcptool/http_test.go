@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/httprpc"
+	"github.com/peerwire/jsonrpc/internal/testbin"
+)
+
+// startHTTP starts mcptool -http on a loopback port with -root dir and
+// returns its endpoint; the process is stopped with SIGTERM at the end of
+// the test, and must exit 0.
+func startHTTP(t *testing.T, dir string) string {
+	t.Helper()
+	cmd := exec.Command(binPath, "-http", "127.0.0.1:0", "-root", dir)
+	cmd.Env = testbin.Env()
+	var stderr testbin.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("mcptool -http after SIGINT: %v (want exit status 0)\nstderr:\n%s", err, stderr.String())
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Errorf("mcptool -http did not exit within 10 s of SIGINT\nstderr:\n%s", stderr.String())
+		}
+	})
+	addr := regexp.MustCompile(`serving MCP at (http://127\.0\.0\.1:\d+/mcp)`)
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1]
+		}
+	}
+	t.Fatalf("mcptool -http printed no address within 10 s:\n%s", stderr.String())
+	return ""
+}
+
+// TestHTTPSessionsHaveTheirOwnServer pins that over Streamable HTTP each
+// session is a client of its own: one that has initialized may use the
+// tools, another that has not is refused as over a fresh stdio process.
+func TestHTTPSessionsHaveTheirOwnServer(t *testing.T) {
+	endpoint := startHTTP(t, makeRoot(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	dial := func() *jsonrpc.Peer {
+		p, err := httprpc.Dial(ctx, endpoint, httprpc.DialOptions{ProtocolVersion: supportedVersions[0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close(); p.Wait() })
+		return p
+	}
+	a := dial()
+	var res initializeResult
+	if err := a.Call(ctx, "initialize", initializeParams{ProtocolVersion: supportedVersions[0], ClientInfo: implementation{Name: "a", Version: "1"}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Notify(ctx, "notifications/initialized", nil); err != nil {
+		t.Fatal(err)
+	}
+	var out callToolResult
+	if err := a.Call(ctx, "tools/call", map[string]any{"name": "list_files", "arguments": map[string]any{}}, &out); err != nil || out.IsError {
+		t.Fatalf("list_files in the initialized session: %+v, %v", out, err)
+	}
+	// A session starts with its first POST: this one's is tools/list.
+	err := dial().Call(ctx, "tools/list", nil, nil)
+	if !errors.Is(err, &jsonrpc.Error{Code: codeNotInitialized}) {
+		t.Errorf("tools/list in a session that has not initialized = %v, want code %d", err, codeNotInitialized)
+	}
+}

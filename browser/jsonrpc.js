@@ -105,10 +105,12 @@ export class Client extends EventTarget {
     this.handlers = new Map(); // method -> fn(params, ctx) serving the other side
     this.listeners = new Map(); // method -> [fn(params)]
     this.serving = new Map();  // raw id -> AbortController of a call we serve
-    this.topics = new Map();   // name -> topic state (topics.js's rules, below)
+    this.topics = new Map();   // name -> topic state (see subscribe)
     this.stopped = false;
     this.timer = null;
     this.on('topic.message', (m) => this.topicMessage(m));
+    this.beat = null;
+    this.onNetwork = (e) => this.network(e.type === 'online');
     if (this.cancel) this.on(this.cancel.method, (p) => this.serving.get(rawOf(this.cancel.id(p)))?.abort());
   }
 
@@ -116,11 +118,17 @@ export class Client extends EventTarget {
    * has run, rejects if that first attempt fails (then nothing retries). */
   async start() {
     this.stopped = false;
+    if ((this.options.watchNetwork ?? true) && typeof globalThis.addEventListener === 'function') {
+      globalThis.addEventListener('online', this.onNetwork);
+      globalThis.addEventListener('offline', this.onNetwork);
+    }
     this.setStatus(Status.connecting, {});
     try {
       await this.connectOnce(false);
     } catch (e) {
       this.stopped = true;
+      globalThis.removeEventListener?.('online', this.onNetwork);
+      globalThis.removeEventListener?.('offline', this.onNetwork);
       this.setStatus(Status.closed, { error: e });
       throw e;
     }
@@ -178,6 +186,9 @@ export class Client extends EventTarget {
   close() {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.beat);
+    globalThis.removeEventListener?.('online', this.onNetwork);
+    globalThis.removeEventListener?.('offline', this.onNetwork);
     const socket = this.socket;
     this.socket = null;
     const closed = new ConnectionError('jsonrpc.js: client closed');
@@ -270,16 +281,12 @@ export class Client extends EventTarget {
     }
     this.socket = socket;
     socket.addEventListener('message', (event) => {
-      if (this.socket === socket) this.receive(String(event.data));
-    });
-    socket.addEventListener('close', () => {
       if (this.socket !== socket) return;
-      this.socket = null;
-      this.dropped(new ConnectionError('jsonrpc.js: connection closed before the reply came'));
-      if (this.status !== Status.connected) return; // connectOnce fails, its caller decides
-      if (this.reconnect) this.retry(1, null);
-      else this.close();
+      this.alive();
+      this.receive(String(event.data));
     });
+    socket.addEventListener('close', () => this.lost(socket));
+    this.alive();
     for (const t of this.topics.values()) this.subscribeNow(t);
     for (const w of [...this.waiting]) {
       this.waiting.delete(w);
@@ -409,6 +416,51 @@ export class Client extends EventTarget {
     }
   }
 
+  // lost ends the use of socket, gone (closed, silent past the heartbeat,
+  // or the browser offline): calls in flight fail, and the client
+  // reconnects if it was connected (else connectOnce fails and its caller
+  // decides).
+  lost(socket) {
+    if (this.socket !== socket) return;
+    this.socket = null;
+    clearTimeout(this.beat);
+    this.dropped(new ConnectionError('jsonrpc.js: connection closed before the reply came'));
+    socket.close(4001, 'gone');
+    if (this.status !== Status.connected) return;
+    if (this.reconnect) this.retry(1, null);
+    else this.close();
+  }
+
+  // alive restarts the heartbeat's clock: something came from the other
+  // side. After heartbeat ms of silence it sends rpc.ping (a name the
+  // specification reserves, so no server serves it: an error reply is as
+  // good a sign of life as any), and after another heartbeat ms of
+  // silence the connection is taken as lost.
+  alive() {
+    const every = this.options.heartbeat ?? 0;
+    if (!(every > 0)) return;
+    clearTimeout(this.beat);
+    globalThis.removeEventListener?.('online', this.onNetwork);
+    globalThis.removeEventListener?.('offline', this.onNetwork);
+    const socket = this.socket;
+    this.beat = setTimeout(() => {
+      if (this.socket !== socket) return;
+      this.call('rpc.ping', undefined, { timeout: every }).catch(() => {});
+      this.beat = setTimeout(() => this.lost(socket), every);
+    }, every);
+  }
+
+  // network follows the browser's online and offline events: offline
+  // ends the connection at once (nothing can reach it; its close would
+  // not come until the network is back), online tries again at once.
+  network(online) {
+    if (this.stopped) return;
+    if (!online) return this.socket && this.lost(this.socket);
+    if (this.status !== Status.reconnecting) return;
+    clearTimeout(this.timer);
+    this.retry(1, null, 0);
+  }
+
   // dropped fails every call in flight and aborts every call served.
   dropped(error) {
     for (const call of [...this.pending.values()]) call.reject(error);
@@ -419,9 +471,9 @@ export class Client extends EventTarget {
   // retry schedules attempt number attempt, after a failed one (error),
   // after a delay that doubles from minDelay to maxDelay, drawn from its
   // upper half so that pages dropped together do not come back together.
-  retry(attempt, error) {
+  retry(attempt, error, now) {
     const ceiling = Math.min(this.maxDelay, this.minDelay * 2 ** (attempt - 1));
-    const delay = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+    const delay = now ?? Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
     this.setStatus(Status.reconnecting, { delay, attempt, error });
     this.timer = setTimeout(async () => {
       if (this.stopped) return;

@@ -56,6 +56,13 @@ const hasNote = ([text, author]) => [...document.querySelectorAll('[data-test=no
 const noteLikes = ([text, likes]) => [...document.querySelectorAll('[data-test=note]')].some((n) =>
   n.querySelector('[data-test=note-text]').textContent === text &&
   n.querySelector('[data-test=likes]').textContent === String(likes));
+const likedByMe = ([text, mine]) => [...document.querySelectorAll('[data-test=note]')].some((n) =>
+  n.querySelector('[data-test=note-text]').textContent === text &&
+  n.querySelector('[data-test=like]').getAttribute('aria-pressed') === String(mine));
+const noteTimeShown = (text) => [...document.querySelectorAll('[data-test=note]')].some((n) =>
+  n.querySelector('[data-test=note-text]').textContent === text &&
+  /\d/.test(n.querySelector('[data-test=note-time]').textContent) &&
+  !Number.isNaN(Date.parse(n.querySelector('[data-test=note-time]').dateTime)));
 const errorShows = (text) => {
   const box = document.getElementById('error');
   return !box.hidden && box.checkVisibility() && box.textContent.includes(text);
@@ -125,17 +132,17 @@ async function onePage() {
   await guestPage.goto(url);
   step = 'no session: connect to /rpc before signing in';
   const refused = await guestPage.evaluate(async () => {
-    const { connect } = await import('./rpc.js');
+    const { connect } = await import('./js/jsonrpc.js');
     const rpcURL = new URL('rpc', location.href);
     rpcURL.protocol = 'ws:';
     try {
-      (await connect(rpcURL.href)).close();
+      (await connect(rpcURL.href, { reconnect: false })).close();
       return 'connected';
     } catch (e) {
       return e.message;
     }
   });
-  if (!refused.startsWith('cannot connect')) throw new Error(`${step}: ${refused}, want the connection refused`);
+  if (!refused.includes('cannot connect')) throw new Error(`${step}: ${refused}, want the connection refused`);
   console.log(`ok  ${step}: refused`);
   await guestContext.close();
 
@@ -176,6 +183,23 @@ async function onePage() {
   await a.locator('[data-test=note]', { hasText: 'Hi A, this is B' }).locator('[data-test=like]').click();
   await expect(a, 'A', 'its like counted', noteLikes, ['Hi A, this is B', 1]);
   await expect(b, 'B', 'A\'s like live', noteLikes, ['Hi A, this is B', 1]);
+  await expect(a, 'A', 'its like shown as its own', likedByMe, ['Hi A, this is B', true]);
+  await expect(b, 'B', 'not as its own', likedByMe, ['Hi A, this is B', false]);
+  await expect(a, 'A', 'activity: its like', textIs, ['activity', "You liked bob's note"]);
+  await expect(b, 'B', 'activity: who liked its note', textIs, ['activity', 'alice liked your note']);
+  await expect(a, 'A', 'the note\'s time shown', noteTimeShown, 'Hi A, this is B');
+
+  // A like is once per person: A's second click takes it back, its third
+  // gives it again.
+  step = 'A: click like again';
+  await a.locator('[data-test=note]', { hasText: 'Hi A, this is B' }).locator('[data-test=like]').click();
+  await expect(a, 'A', 'its like taken back', noteLikes, ['Hi A, this is B', 0]);
+  await expect(b, 'B', 'A\'s like taken back, live', noteLikes, ['Hi A, this is B', 0]);
+  await expect(a, 'A', 'no longer its own', likedByMe, ['Hi A, this is B', false]);
+  step = 'A: like once more';
+  await a.locator('[data-test=note]', { hasText: 'Hi A, this is B' }).locator('[data-test=like]').click();
+  await expect(b, 'B', 'one like, not two', noteLikes, ['Hi A, this is B', 1]);
+  await expect(a, 'A', 'its own again', likedByMe, ['Hi A, this is B', true]);
   await expect(a, 'A', 'stats: 3 notes, 3 posted', stats, [3, 2, 3]);
 
   // B tries a note one character too long.
@@ -211,6 +235,8 @@ async function onePage() {
   await expect(b, 'B', 'its error cleared', errorHidden);
   await expect(a, 'A', 'board cleared live', noteCount, 0);
   await expect(a, 'A', 'told who cleared it', textIs, ['activity', 'bob cleared the board']);
+  await expect(b, 'B', 'the news of its own clear on the wire', wireHas, ['in', 'notification', 'board.cleared']);
+  await expect(b, 'B', 'its confirmation, not the news of its own clear', textIs, ['activity', 'You cleared the board (3 notes)']);
   await expect(a, 'A', 'stats: 0 notes, 3 posted', stats, [0, 2, 3]);
 
   // B leaves: A sees one page online.

@@ -1,8 +1,9 @@
 // app.js: the sticky board page. It signs in first (POST login, which sets
 // the session cookie that the WebSocket upgrade carries), then all its talk
-// with the server goes through rpc.js; every frame is also shown in the
+// with the server goes through jsonrpc.js (served by the Go package
+// browser at js/); every frame is also shown in the
 // "On the wire" panel.
-import { Reconnecting } from './rpc.js';
+import { Client } from './js/jsonrpc.js';
 
 const CodeNotConfirmed = -32012; // board.clear that this page did not confirm
 
@@ -52,13 +53,34 @@ function renderNote(note) {
     li.style.setProperty('--tilt', `${((note.id * 37) % 7) - 3}deg`);
     li.innerHTML = `<p class="note-text" data-test="note-text"></p>
       <footer><span class="note-author" data-test="note-author"></span>
-      <button type="button" class="like" data-test="like" title="Like">♥ <span data-test="likes"></span></button></footer>`;
+      <time class="note-time" data-test="note-time"></time>
+      <button type="button" class="like" data-test="like" aria-pressed="false">♥ <span data-test="likes"></span></button></footer>`;
     const older = [...notesList.children].find((el) => Number(el.dataset.id) < note.id);
     notesList.insertBefore(li, older ?? null);
   }
   li.querySelector('.note-text').textContent = note.text; // textContent: never HTML
   li.querySelector('.note-author').textContent = note.author;
   li.querySelector('[data-test=likes]').textContent = note.likes;
+  const time = li.querySelector('.note-time');
+  time.dateTime = note.time;
+  time.textContent = noteTime(note.time);
+  time.title = new Date(note.time).toLocaleString();
+  // A like is once per person: the button shows whether it is yours, and
+  // takes it back when it is.
+  const mine = (note.likedBy ?? []).includes(myName);
+  const like = li.querySelector('.like');
+  like.setAttribute('aria-pressed', String(mine));
+  like.classList.toggle('liked', mine);
+  like.title = mine ? 'You like this: click to take your like back' : 'Like';
+}
+
+// noteTime shows when a note was posted: the time today, the date before.
+function noteTime(iso) {
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return '';
+  const today = new Date().toDateString() === t.toDateString();
+  return today ? t.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    : t.toLocaleDateString([], { day: 'numeric', month: 'short' });
 }
 
 // renderStats shows the board's summary, unless it is older than the one
@@ -147,8 +169,8 @@ function setOnline(online) {
 // one JSON array out, both replies matched by id. It runs on every
 // connection, the first and each reconnection, so a page that was away
 // misses nothing.
-async function loadBoard(peer) {
-  const [notes, stats] = await Promise.all(peer.batch([{ method: 'board.list' }, { method: 'board.stats' }]));
+async function loadBoard(rpc) {
+  const [notes, stats] = await Promise.all(rpc.batch([{ method: 'board.list' }, { method: 'board.stats' }]));
   notesList.replaceChildren();
   notes.forEach(renderNote);
   statsVersion = -1; // a restarted cluster may count afresh
@@ -183,12 +205,12 @@ function showState(state, info) {
 async function start() {
   const url = new URL('rpc', location.href);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  const rpc = new Reconnecting(url.href, {
+  const rpc = new Client(url.href, {
     prepare: () => signIn(myName),
     onconnect: loadBoard,
-    onstate: showState,
+    onstatus: showState,
+    trace: traceFrame,
   });
-  rpc.trace = traceFrame;
 
   // Methods the server calls on this page: before it clears the board,
   // the server asks the person here, with the count only it knows.
@@ -199,13 +221,24 @@ async function start() {
     renderNote(note);
     say(`${note.author} posted a note`);
   });
-  rpc.on('board.liked', renderNote);
-  // The board's news reaches every page, this one too: while this page's
-  // own clear is under way, its reply says it better.
+  rpc.on('board.liked', (liked) => {
+    renderNote(liked);
+    if (liked.by === myName) return; // this page's own like: its reply says it
+    const whose = liked.author === myName ? 'your' : `${liked.author}'s`;
+    say(liked.liked ? `${liked.by} liked ${whose} note` : `${liked.by} took back a like of ${whose} note`);
+  });
+  // The board's news reaches every page, this one too, and may come
+  // before or after the reply to this page's own clear (the news goes
+  // round the cluster): the reply says it better, so the news of this
+  // page's own clear is not shown, whichever comes first.
   let clearing = false;
+  let ownClearNews = false; // the news of this page's clear came during it
+  let ownClearAhead = false; // the reply came, its news not yet
   rpc.on('board.cleared', ({ by }) => {
     notesList.replaceChildren();
-    if (!clearing) say(`${by} cleared the board`);
+    if (by === myName && clearing) return void (ownClearNews = true);
+    if (by === myName && ownClearAhead) return void (ownClearAhead = false);
+    say(`${by} cleared the board`);
   });
   rpc.on('board.stats', renderStats);
 
@@ -223,8 +256,11 @@ async function start() {
   });
   $('clear').addEventListener('click', async () => {
     clearing = true;
+    ownClearNews = false;
     try {
-      const { cleared } = await rpc.call('board.clear');
+      // The server waits up to a minute for the person to answer page.confirm.
+      const { cleared } = await rpc.call('board.clear', undefined, { timeout: 70_000 });
+      ownClearAhead = !ownClearNews;
       notesList.replaceChildren();
       say(`You cleared the board (${cleared} notes)`);
       showError(null);
@@ -239,8 +275,13 @@ async function start() {
   notesList.addEventListener('click', async (event) => {
     const like = event.target.closest('.like');
     if (!like) return;
+    const unlike = like.getAttribute('aria-pressed') === 'true';
     try {
-      renderNote(await rpc.call('board.like', { id: Number(like.closest('.note').dataset.id) }));
+      const note = await rpc.call('board.like', { id: Number(like.closest('.note').dataset.id), unlike });
+      renderNote(note);
+      const whose = note.author === myName ? 'your own' : `${note.author}'s`;
+      say(unlike ? `You took back your like of ${whose} note` : `You liked ${whose} note`);
+      showError(null);
     } catch (e) {
       showError(e);
     }

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/cluster"
+	"github.com/peerwire/jsonrpc/topic"
 )
 
 // Application error codes. The JSON-RPC specification leaves codes outside
@@ -91,11 +92,12 @@ type Stats struct {
 // crashed node's page count ages out, the first live node (by key) pushes
 // the new stats.
 type Board struct {
-	log   *slog.Logger
-	store *store
-	nodes *cluster.Node
-	pages *cluster.Topic // every page, on every node
-	node  string         // this node's key in the online bucket
+	log    *slog.Logger
+	store  *store
+	nodes  *cluster.Node
+	pages  *cluster.Topic // pages that have not subscribed to the topic "board", on every node
+	topics *topic.Hub     // the topic "board", with its history in JetStream
+	node   string         // this node's key in the online bucket
 
 	nc  *nats.Conn
 	url string // where NATS is, for /healthz
@@ -120,9 +122,15 @@ type Board struct {
 // the Topic "board" of nodes, for the node with key node in the online
 // bucket. nc is the nodes' NATS connection, url where it goes (for
 // /healthz).
-func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, nc *nats.Conn, url, node string) *Board {
+func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, hist topic.Store, nc *nats.Conn, url, node string) *Board {
 	b := &Board{log: log, store: st, nodes: nodes, pages: nodes.Topic("board"), node: node,
 		nc: nc, url: url, countChanged: make(chan struct{}, 1), ctx: context.Background()}
+	b.topics = &topic.Hub{Store: hist, Allow: func(_ context.Context, name string) error {
+		if name != boardTopic {
+			return topic.ErrNoSuchTopic
+		}
+		return nil
+	}}
 	st.onOnline = b.onlineChanged
 	st.onLoad = b.pushStats
 	return b
@@ -137,6 +145,9 @@ const (
 	writeTimeout = 2 * time.Second
 )
 
+// boardTopic is the one topic pages may subscribe to (topic.subscribe).
+const boardTopic = "board"
+
 // Mux returns the methods pages may call:
 //
 //	board.list  → [Note]           all notes, oldest first
@@ -145,6 +156,8 @@ const (
 //	board.like  {id, unlike} → Note   the caller likes the note (once: again changes nothing), or
 //	                                 with unlike no longer does; error -32011 for an unknown id
 //	board.clear → {cleared: n}     error -32012 unless the page confirms
+//	topic.subscribe {topic: "board", since?} → {topic, epoch, seq, recovered, messages}
+//	topic.unsubscribe {topic: "board"} → true
 //
 // the method the server calls on the page that asked to clear:
 //
@@ -155,8 +168,26 @@ const (
 // {by}, board.stats Stats. The page
 // that made the change hears of it too (a Topic has no "all but one"): a
 // page renders notes by id, so its own note or like twice is the same.
+//
+// A page that subscribes to the topic "board" (package topic's protocol)
+// gets the same news as topic.message notifications instead, each with a
+// position and data {"method": "board.posted", "params": Note} (and so on
+// for the other three), and from then on not the plain notifications: on
+// reconnecting, to any node, it subscribes with its position and gets
+// what it missed from the topic's history in JetStream (1 MiB, 5 minutes),
+// or recovered false, and then fetches the board with board.list.
 func (b *Board) Mux() *jsonrpc.Mux {
 	m := jsonrpc.NewMux()
+	topics := jsonrpc.NewMux()
+	b.topics.Register(topics)
+	m.Handle(topic.MethodSubscribe, jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		// A subscribed page gets the news once, through the topic.
+		if p := jsonrpc.PeerFromContext(ctx); p != nil {
+			b.pages.Remove(p)
+		}
+		return topics.ServeRPC(ctx, req)
+	}))
+	m.Handle(topic.MethodUnsubscribe, topics)
 	jsonrpc.Register(m, "board.list", b.list)
 	jsonrpc.Register(m, "board.stats", func(context.Context, struct{}) (Stats, error) { return b.Stats(), nil })
 	jsonrpc.Register(m, "board.post", b.post)
@@ -280,6 +311,13 @@ func (b *Board) onlineChanged(e jetstream.KeyValueEntry) {
 	}
 }
 
+// localPages returns the number of pages connected to this node.
+func (b *Board) localPages() int {
+	b.countMu.Lock()
+	defer b.countMu.Unlock()
+	return b.online
+}
+
 // Stats returns the board's summary, as this node's view has it.
 func (b *Board) Stats() Stats {
 	b.store.view.mu.Lock()
@@ -301,10 +339,24 @@ func (b *Board) pushStats() {
 	b.notify("board.stats", s)
 }
 
+// notify tells every page of a change: those that subscribed to the topic
+// through it (and its history), the others with a plain notification.
 func (b *Board) notify(method string, params any) {
 	if err := b.pages.Notify(method, params); err != nil {
 		b.log.Warn("broadcast failed", "method", method, "err", err)
 	}
+	ctx, cancel := context.WithTimeout(b.ctx, writeTimeout)
+	defer cancel()
+	if _, err := b.topics.Publish(ctx, boardTopic, news{Method: method, Params: params}); err != nil {
+		b.log.Warn("broadcast failed", "topic", boardTopic, "method", method, "err", err)
+	}
+}
+
+// news is the data of a message on the topic "board": the method and
+// params of the plain notification it stands for.
+type news struct {
+	Method string `json:"method"`
+	Params any    `json:"params"`
 }
 
 func (b *Board) list(context.Context, struct{}) ([]Note, error) {
@@ -460,7 +512,7 @@ func (b *Board) health(w http.ResponseWriter, _ *http.Request) {
 		Store  string `json:"store"`
 		Pages  int    `json:"pages"`
 	}{Node: b.node, NATS: strings.ToLower(b.nc.Status().String()), URL: b.url, Server: b.nc.ConnectedUrl(),
-		Store: storeState, Pages: b.pages.Len()}
+		Store: storeState, Pages: b.localPages()}
 	connected := b.nc.IsConnected()
 	switch {
 	case !loaded && !connected:

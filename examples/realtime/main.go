@@ -272,11 +272,16 @@ func startBoard(bctx context.Context, nc *nats.Conn, cfg boardConfig, log *slog.
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	hist, err := cluster.NewHistoryStore(nc, cluster.HistoryOptions{Prefix: "realtime", Replicas: cfg.Replicas})
+	if err != nil {
+		nodes.Close()
+		return nil, nil, nil, err
+	}
 	st := newStore(log, cfg.Replicas)
-	board := NewBoard(log, st, nodes, nc, cfg.URL, kvKey(nodes.ID()))
+	board := NewBoard(log, st, nodes, hist, nc, cfg.URL, kvKey(nodes.ID()))
 	board.ctx = bctx
 	var wg sync.WaitGroup
 	wg.Go(func() { st.run(bctx, nc, cfg.URL) })
 	wg.Go(func() { board.keepOnline(bctx) })
-	return board, st.loaded, func() { wg.Wait(); board.bg.Wait(); nodes.Close() }, nil
+	return board, st.loaded, func() { wg.Wait(); board.bg.Wait(); board.topics.Close(); nodes.Close() }, nil
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/topic"
 	"github.com/peerwire/jsonrpc/ws"
 	"go.uber.org/goleak"
 )
@@ -87,7 +88,8 @@ type page struct {
 	liked   chan Note
 	cleared chan string
 	stats   chan Stats
-	version int64 // of the last stats statsUntil read
+	topic   chan topic.Message // topic.message notifications
+	version int64              // of the last stats statsUntil read
 
 	mu      sync.Mutex
 	confirm bool     // the answer to page.confirm
@@ -104,6 +106,7 @@ func dialPage(t *testing.T, base, user, claim string) *page {
 		liked:   make(chan Note, 100),
 		cleared: make(chan string, 100),
 		stats:   make(chan Stats, 100),
+		topic:   make(chan topic.Message, 1000),
 		confirm: true,
 	}
 	mux := jsonrpc.NewMux()
@@ -124,6 +127,7 @@ func dialPage(t *testing.T, base, user, claim string) *page {
 		return nil, nil
 	})
 	jsonrpc.Register(mux, "board.stats", func(_ context.Context, s Stats) (any, error) { pg.stats <- s; return nil, nil })
+	jsonrpc.RegisterNotification(mux, topic.MethodMessage, func(_ context.Context, m topic.Message) error { pg.topic <- m; return nil })
 
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()

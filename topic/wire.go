@@ -1,0 +1,82 @@
+package topic
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/peerwire/jsonrpc"
+)
+
+// The methods of the topic protocol.
+const (
+	// MethodSubscribe is the call a client makes to follow a topic, with
+	// SubscribeParams; the result is a SubscribeResult.
+	MethodSubscribe = "topic.subscribe"
+	// MethodUnsubscribe is the call a client makes to stop following a
+	// topic, with UnsubscribeParams; the result is true.
+	MethodUnsubscribe = "topic.unsubscribe"
+	// MethodMessage is the notification the server sends for every live
+	// message, with a Message as its params.
+	MethodMessage = "topic.message"
+)
+
+// CodeNoSuchTopic is the code of the error a subscribe gets for a topic
+// that the Hub's Allow refused: -32001, message "no such topic".
+const CodeNoSuchTopic = -32001
+
+var (
+	// ErrNoSuchTopic is the error a topic.subscribe gets when Hub.Allow
+	// refuses the topic with an error that is not a *jsonrpc.Error.
+	ErrNoSuchTopic = jsonrpc.NewError(CodeNoSuchTopic, "no such topic", nil)
+
+	// ErrClosed is returned by a Hub's Publish after its Close.
+	ErrClosed = errors.New("topic: hub closed")
+)
+
+// Position is a place in a topic's stream: the epoch of its history and
+// the seq of the last message there. Seqs start at 1 in every epoch and
+// grow by one per message; an epoch changes whenever the history was lost
+// (a new process, a new stream), and a position of another epoch cannot be
+// recovered from.
+type Position struct {
+	Epoch string `json:"epoch"`
+	Seq   uint64 `json:"seq"`
+}
+
+// Entry is one message of a topic's history, as a subscribe reply carries it.
+type Entry struct {
+	Seq  uint64          `json:"seq"`
+	Data json.RawMessage `json:"data"`
+}
+
+// SubscribeParams are the params of topic.subscribe. Since, when set, asks
+// for every message after it.
+type SubscribeParams struct {
+	Topic string    `json:"topic"`
+	Since *Position `json:"since,omitempty"`
+}
+
+// SubscribeResult is the result of topic.subscribe: the topic's epoch and
+// last seq (0 if none), whether the messages after Since were recovered,
+// and those messages, in seq order (never null on the wire).
+type SubscribeResult struct {
+	Topic     string  `json:"topic"`
+	Epoch     string  `json:"epoch"`
+	Seq       uint64  `json:"seq"`
+	Recovered bool    `json:"recovered"`
+	Messages  []Entry `json:"messages"`
+}
+
+// UnsubscribeParams are the params of topic.unsubscribe.
+type UnsubscribeParams struct {
+	Topic string `json:"topic"`
+}
+
+// Message is one live message: the params of the topic.message
+// notification, and what a Follower hands to its OnMessage.
+type Message struct {
+	Topic string          `json:"topic"`
+	Epoch string          `json:"epoch"`
+	Seq   uint64          `json:"seq"`
+	Data  json.RawMessage `json:"data"`
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,17 +16,21 @@ import (
 
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/browser"
+	"github.com/peerwire/jsonrpc/topic"
 	"github.com/peerwire/jsonrpc/ws"
 )
 
 // testServer is what the JavaScript tests talk to: JSON-RPC over
 // WebSocket at /rpc (cancel dialect LSP), /mcp (MCP) and /plain (none),
+// with the test-only topic hub, and at /real with package topic's Hub (a
+// Memory history of about 8 small messages),
 // the package's files at /js/, a blank page at /, and /control/, plain
 // HTTP the tests use to act on the server from outside the page (publish,
 // forget a topic's history, drop every connection, refuse new ones): it
 // keeps working while the page is offline.
 type testServer struct {
-	hub      hub
+	hub      hub        // the test-only hub (hub_test.go), at /rpc, /mcp and /plain
+	real     *topic.Hub // package topic's, at /real
 	refusing atomic.Bool
 
 	mu       sync.Mutex
@@ -39,10 +44,19 @@ type testServer struct {
 // startTestServer serves on 127.0.0.1 until the test ends.
 func startTestServer(t *testing.T) *testServer {
 	s := &testServer{peers: map[*jsonrpc.Peer]bool{}, outcomes: map[string]chan string{}}
+	s.real = &topic.Hub{
+		Store: &topic.Memory{MaxBytes: historyLimit * (64 + 2)}, // 64 bytes a message besides its data
+		Allow: func(_ context.Context, name string) error {
+			if strings.HasPrefix(name, "forbidden") {
+				return jsonrpc.NewError(CodeNoSuchTopic, "no such topic", map[string]string{"topic": name})
+			}
+			return nil
+		},
+	}
 	mux := http.NewServeMux()
-	for path, cancel := range map[string]*jsonrpc.CancelDialect{"/rpc": jsonrpc.LSPCancel, "/mcp": jsonrpc.MCPCancel, "/plain": nil} {
+	for path, cancel := range map[string]*jsonrpc.CancelDialect{"/rpc": jsonrpc.LSPCancel, "/mcp": jsonrpc.MCPCancel, "/plain": nil, "/real": jsonrpc.LSPCancel} {
 		srv := &ws.Server{
-			Peer:         jsonrpc.Options{Handler: s.mux(), Cancel: cancel},
+			Peer:         jsonrpc.Options{Handler: s.mux(path == "/real"), Cancel: cancel},
 			OnConnect:    func(p *jsonrpc.Peer, _ *http.Request) { s.track(p, true) },
 			OnDisconnect: func(p *jsonrpc.Peer, _ error) { s.track(p, false) },
 		}
@@ -74,6 +88,7 @@ func startTestServer(t *testing.T) *testServer {
 			}
 		}
 		s.hs.Close()
+		s.real.Close()
 	})
 	return s
 }
@@ -83,8 +98,9 @@ func startTestServer(t *testing.T) *testServer {
 //   - fail: error -32050 "refused" with data {"why": "test"};
 //   - sleep {ms, tag}: returns after ms, or when its ctx ends; /control/outcome?tag= says which;
 //   - callPage {method, params, timeoutMs}: calls the page back and returns its result or error;
-//   - topic.subscribe, topic.unsubscribe: the hub.
-func (s *testServer) mux() *jsonrpc.Mux {
+//   - topic.subscribe, topic.unsubscribe: the test hub, or package topic's
+//     Hub if real.
+func (s *testServer) mux(real bool) *jsonrpc.Mux {
 	m := jsonrpc.NewMux()
 	m.HandleFunc("echo", func(_ context.Context, r *jsonrpc.Request) (any, error) { return r.Params, nil })
 	m.HandleFunc("fail", func(context.Context, *jsonrpc.Request) (any, error) {
@@ -131,7 +147,11 @@ func (s *testServer) mux() *jsonrpc.Mux {
 		}
 		return result, nil
 	})
-	s.hub.register(m)
+	if real {
+		s.real.Register(m)
+	} else {
+		s.hub.register(m)
+	}
 	return m
 }
 
@@ -171,8 +191,9 @@ func (s *testServer) unlessRefusing(h http.Handler) http.Handler {
 	})
 }
 
-// publish: POST /control/publish?topic=T[&quiet=1] with the message's JSON
-// as the body; answers the message's seq.
+// publish: POST /control/publish?topic=T[&quiet=1][&real=1] with the
+// message's JSON as the body; answers the message's seq. real publishes
+// on package topic's Hub (quiet is the test hub's only).
 func (s *testServer) publish(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil || !json.Valid(body) {
@@ -180,6 +201,15 @@ func (s *testServer) publish(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	if q.Get("real") == "1" {
+		pos, err := s.real.Publish(r.Context(), q.Get("topic"), json.RawMessage(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprint(w, pos.Seq)
+		return
+	}
 	fmt.Fprint(w, s.hub.publish(q.Get("topic"), body, q.Get("quiet") == "1"))
 }
 

@@ -1,5 +1,6 @@
-// jsonrpc.js in headless Chromium, against the Go test server (TestChromium
-// starts it and runs: node chromium.mjs http://127.0.0.1:PORT). The page
+// jsonrpc.js in headless Chromium, against the Go test server with package
+// topic's Hub at /real (TestChromium starts it and runs: node chromium.mjs
+// http://127.0.0.1:PORT). The page
 // imports the module from /js/ (browser.Handler), calls, is called, aborts
 // a call, subscribes, is taken offline through the DevTools protocol
 // (Network.emulateNetworkConditions) while the server publishes, and once
@@ -63,7 +64,7 @@ try {
   step = 'import /js/jsonrpc.js and connect';
   await page.evaluate(async () => {
     const m = await import('/js/jsonrpc.js');
-    const url = new URL('/rpc', location.href);
+    const url = new URL('/real', location.href); // package topic's Hub
     url.protocol = 'ws:';
     const client = (options) => {
       const c = { statuses: [], messages: [], resets: [], frames: [] };
@@ -117,7 +118,7 @@ try {
       });
     }
   });
-  for (let i = 1; i <= 3; i++) await control('publish?topic=news', JSON.stringify(`n${i}`));
+  for (let i = 1; i <= 3; i++) await control('publish?topic=news&real=1', JSON.stringify(`n${i}`));
   await until(page, 'three live messages each', () => window.t.A.messages.length === 3 && window.t.B.messages.length === 3);
 
   step = 'offline (DevTools Network.emulateNetworkConditions)';
@@ -127,7 +128,7 @@ try {
   console.log(`ok  ${step}`);
   await until(page, 'A: the offline event ends its connection', () => window.t.A.statuses.includes('reconnecting'));
   await until(page, 'B: its heartbeat finds the connection dead', () => window.t.B.statuses.includes('reconnecting'));
-  for (let i = 4; i <= 6; i++) await control('publish?topic=news', JSON.stringify(`n${i}`));
+  for (let i = 4; i <= 6; i++) await control('publish?topic=news&real=1', JSON.stringify(`n${i}`));
   await until(page, 'attempts to connect fail while offline', () =>
     [window.t.A, window.t.B].every((c) => c.statuses.filter((s) => s === 'reconnecting').length >= 2));
   const offline = await page.evaluate(() => window.t.state());
@@ -140,7 +141,7 @@ try {
   console.log(`ok  ${step}`);
   await until(page, 'the messages published while offline, recovered by both', () =>
     window.t.A.messages.length === 6 && window.t.B.messages.length === 6);
-  await control('publish?topic=news', JSON.stringify('n7'));
+  await control('publish?topic=news&real=1', JSON.stringify('n7'));
   await until(page, 'and live ones after', () => window.t.A.messages.length === 7 && window.t.B.messages.length === 7);
   for (const who of ['A', 'B']) {
     const after = await page.evaluate((w) => {

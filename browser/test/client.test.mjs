@@ -179,60 +179,68 @@ async function subscriber(rpc, topic) {
 }
 const publish = (topic, data, quiet = false) => control(`publish?topic=${topic}${quiet ? '&quiet=1' : ''}`, JSON.stringify(data));
 
-test('subscribe: a fresh subscription resets once, then every message comes in order', async (t) => {
-  const { rpc } = await client(t);
-  const s = await subscriber(rpc, 'live');
+// The subscription tests that hold for any server of the contract run
+// twice: against the test-only hub (/rpc) and package topic's Hub (/real).
+const servers = [['test hub', '/rpc', ''], ['package topic', '/real', '&real=1']];
+
+for (const [name, path, real] of servers) test(`subscribe: a fresh subscription resets once, then every message comes in order (${name})`, async (t) => {
+  const tag = path === '/real' ? '-real' : '';
+  const { rpc } = await client(t, path);
+  const s = await subscriber(rpc, `live${tag}`);
   assert.equal(s.resets.length, 1);
   assert.equal(s.resets[0].recovered, false);
-  for (let i = 1; i <= 5; i++) await publish('live', { n: i });
+  for (let i = 1; i <= 5; i++) await control(`publish?topic=live${tag}${real}`, JSON.stringify({ n: i }));
   await until(() => s.messages.length === 5, '5 messages');
   assert.deepEqual(s.messages.map((m) => [m.seq, m.data.n]), [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]]);
   assert.deepEqual(s.sub.position, { epoch: s.resets[0].epoch, seq: 5 });
 });
 
-test('subscribe: a topic the server refuses rejects with its error', async (t) => {
-  const { rpc } = await client(t);
-  await assert.rejects(rpc.subscribe('forbidden-x'), (e) => e instanceof RPCError && e.code === -32001 && e.data.topic === 'forbidden-x');
+for (const [name, path, real] of servers) test(`subscribe: a topic the server refuses rejects with its error (${name})`, async (t) => {
+  const tag = path === '/real' ? '-real' : '';
+  const { rpc } = await client(t, path);
+  await assert.rejects(rpc.subscribe(`forbidden-x`), (e) => e instanceof RPCError && e.code === -32001 && e.data.topic === `forbidden-x`);
 });
 
-test('subscribe: what was published while disconnected is recovered on reconnect, exactly once, in order', async (t) => {
-  const { rpc, frames, statuses } = await client(t);
-  const s = await subscriber(rpc, 'away');
-  for (let i = 1; i <= 3; i++) await publish('away', i);
+for (const [name, path, real] of servers) test(`subscribe: what was published while disconnected is recovered on reconnect, exactly once, in order (${name})`, async (t) => {
+  const tag = path === '/real' ? '-real' : '';
+  const { rpc, frames, statuses } = await client(t, path);
+  const s = await subscriber(rpc, `away${tag}`);
+  for (let i = 1; i <= 3; i++) await control(`publish?topic=away${tag}${real}`, JSON.stringify(i));
   await until(() => s.messages.length === 3, '3 messages');
   await control('refuse?on=1');
   t.after(() => control('refuse?on=0'));
   await control('drop');
   await until(() => statuses.includes('reconnecting'), 'reconnecting');
-  await publish('away', 4);
-  await publish('away', 5);
+  await control(`publish?topic=away${tag}${real}`, JSON.stringify(4));
+  await control(`publish?topic=away${tag}${real}`, JSON.stringify(5));
   await control('refuse?on=0');
   await until(() => s.messages.length === 5, '5 messages');
-  await publish('away', 6);
+  await control(`publish?topic=away${tag}${real}`, JSON.stringify(6));
   await until(() => s.messages.length === 6, '6 messages');
   assert.deepEqual(s.messages.map((m) => m.data), [1, 2, 3, 4, 5, 6]);
   assert.equal(s.resets.length, 1, 'no reset: recovered');
   const subscribes = sentMethod(frames, 'topic.subscribe');
-  assert.deepEqual(subscribes.at(-1).msg.params, { topic: 'away', since: { epoch: s.resets[0].epoch, seq: 3 } });
+  assert.deepEqual(subscribes.at(-1).msg.params, { topic: `away${tag}`, since: { epoch: s.resets[0].epoch, seq: 3 } });
   const reply = frames.find((f) => f.dir === 'in' && f.msg.id === subscribes.at(-1).msg.id).msg.result;
   assert.equal(reply.recovered, true);
   assert.deepEqual(reply.messages.map((m) => m.data), [4, 5]);
 });
 
-test('subscribe: a history that no longer reaches back resets, and messages go on from there', async (t) => {
-  const { rpc, statuses } = await client(t);
-  const s = await subscriber(rpc, 'long-away');
-  await publish('long-away', 1);
+for (const [name, path, real] of servers) test(`subscribe: a history that no longer reaches back resets, and messages go on from there (${name})`, async (t) => {
+  const tag = path === '/real' ? '-real' : '';
+  const { rpc, statuses } = await client(t, path);
+  const s = await subscriber(rpc, `long-away${tag}`);
+  await control(`publish?topic=long-away${tag}${real}`, JSON.stringify(1));
   await until(() => s.messages.length === 1, 'a message');
   await control('refuse?on=1');
   t.after(() => control('refuse?on=0'));
   await control('drop');
   await until(() => statuses.includes('reconnecting'), 'reconnecting');
-  for (let i = 2; i <= 12; i++) await publish('long-away', i); // history keeps 8
+  for (let i = 2; i <= 12; i++) await control(`publish?topic=long-away${tag}${real}`, JSON.stringify(i)); // history keeps 8
   await control('refuse?on=0');
   await until(() => s.resets.length === 2, 'the reset');
-  assert.deepEqual(s.resets[1], { topic: 'long-away', epoch: s.resets[0].epoch, seq: 12, recovered: false });
-  await publish('long-away', 13);
+  assert.deepEqual(s.resets[1], { topic: `long-away${tag}`, epoch: s.resets[0].epoch, seq: 12, recovered: false });
+  await control(`publish?topic=long-away${tag}${real}`, JSON.stringify(13));
   await until(() => s.messages.length === 2, 'the next message');
   assert.deepEqual(s.messages.map((m) => m.data), [1, 13]);
 });

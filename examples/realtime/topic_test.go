@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"syscall"
 	"testing"
 	"time"
@@ -84,7 +85,7 @@ func TestBoardTopic(t *testing.T) {
 	if len(alice.posted) != 0 {
 		t.Fatal("a subscribed page got the plain board.posted too")
 	}
-	if got := next(t, bob.posted, "the plain notification"); got != one {
+	if got := next(t, bob.posted, "the plain notification"); !reflect.DeepEqual(got, one) {
 		t.Fatalf("the page that did not subscribe got %+v", got)
 	}
 

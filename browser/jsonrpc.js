@@ -519,10 +519,12 @@ export class Client extends EventTarget {
   // first await runs at once, so messages are handled in arrival order.
   async receiveOne(m, id) {
     if (m === null || typeof m !== 'object' || Array.isArray(m)) return errorReply('null', -32600, 'Invalid Request');
-    if (!('method' in m)) return void this.reply(m);
+    if (!('method' in m) && ('result' in m || 'error' in m)) return void this.reply(m);
+    const idOK = !('id' in m) || m.id === null || typeof m.id === 'string' || typeof m.id === 'number';
+    if (!idOK) return errorReply('null', -32600, 'Invalid Request');
     if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' ||
       ('params' in m && (m.params === null || typeof m.params !== 'object'))) {
-      return errorReply(id ?? 'null', -32600, 'Invalid Request');
+      return errorReply(id ?? 'null', -32600, 'Invalid Request'); // without an id too: not a notification
     }
     if (!('id' in m)) {
       for (const fn of this.listeners.get(m.method) ?? []) {

@@ -74,12 +74,18 @@ test('parse errors, invalid requests, empty batches, notifications never answere
   socket.deliver('{"jsonrpc":"1.0","method":"m","id":5}');
   socket.deliver('{"jsonrpc":"2.0","method":"n","params":{"a":1}}');
   socket.deliver('[{"jsonrpc":"2.0","method":"n","params":[2]}]');
+  socket.deliver('{"jsonrpc":"2.0","params":[3]}'); // neither a request nor a reply
+  socket.deliver('{"jsonrpc":"2.0","method":"n","id":{"a":1}}'); // an id must be a string, number or null
+  socket.deliver('{"jsonrpc":"2.0","method":7}'); // invalid, without an id: still answered
   await settle();
   assert.deepEqual(socket.sent, [
     '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}',
     '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}',
     '{"jsonrpc":"2.0","id":4,"error":{"code":-32600,"message":"Invalid Request"}}',
     '{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request"}}',
+    '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}',
+    '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}',
+    '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}',
   ]);
   assert.deepEqual(heard, [{ a: 1 }, [2]]);
 });

@@ -100,8 +100,9 @@ func TestBrowserCluster(t *testing.T) {
 // TestBrowserReconnect restarts, under a headless Chromium page, the node
 // it is connected to (on the same address, the board kept in NATS by
 // another node): the page shows "reconnecting in N s…", then "connected",
-// fetches the whole board again with its batch, and posts, without a
-// reload. browser.mjs --restart prints RESTART-ME when the page is ready.
+// subscribes to the topic "board" again with its position and recovers
+// from the topic's history what it missed (no second batch: nothing to
+// fetch again), and posts, without a reload. browser.mjs --restart prints RESTART-ME when the page is ready.
 func TestBrowserReconnect(t *testing.T) {
 	chromium, e2e := browserTools(t)
 	bin := buildDemo(t)

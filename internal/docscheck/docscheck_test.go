@@ -37,12 +37,17 @@ var packages = map[string]string{
 	"ws":      "ws",
 	"stdio":   "stdio",
 	"cluster": "cluster",
+	"browser": "browser",
 }
 
 // elsewhere are bare names the docs use that are not Go identifiers of
 // ours, each with the file that must hold it.
 var elsewhere = map[string]string{
-	"Reconnecting": "examples/realtime/static/rpc.js", // the page's reconnecting client
+	// jsonrpc.js, the browser client
+	"RPCError":        "browser/jsonrpc.js",
+	"AbortError":      "browser/jsonrpc.js",
+	"TimeoutError":    "browser/jsonrpc.js",
+	"ConnectionError": "browser/jsonrpc.js",
 }
 
 // TestDocs fails when a doc names, in backquotes, something that does not

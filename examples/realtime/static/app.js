@@ -105,7 +105,9 @@ function traceFrame(dir, text) {
       label = msg.map((m) => m.method ?? (m.error ? 'error' : 'result')).join(', ');
     } else if (msg.method !== undefined) {
       kind = 'id' in msg ? 'call' : 'notification';
-      label = msg.method;
+      // The board's news comes on the topic "board": the method it
+      // stands for is in the message's data.
+      label = msg.method === 'topic.message' ? `topic.message ${msg.params?.data?.method ?? ''}` : msg.method;
     } else if (msg.error) {
       kind = 'error';
     }
@@ -165,10 +167,11 @@ function setOnline(online) {
   document.querySelectorAll('#compose button').forEach((b) => { b.disabled = !online; });
 }
 
-// loadBoard fetches the whole board on a new connection, with one batch:
-// one JSON array out, both replies matched by id. It runs on every
-// connection, the first and each reconnection, so a page that was away
-// misses nothing.
+// loadBoard fetches the whole board with one batch: one JSON array out,
+// both replies matched by id. It runs when the subscription to the topic
+// "board" starts afresh (the first connection, or a reconnection whose
+// missed news the server no longer has); otherwise a page that was away
+// gets what it missed from the topic's history and fetches nothing.
 async function loadBoard(rpc) {
   const [notes, stats] = await Promise.all(rpc.batch([{ method: 'board.list' }, { method: 'board.stats' }]));
   notesList.replaceChildren();
@@ -207,7 +210,6 @@ async function start() {
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   const rpc = new Client(url.href, {
     prepare: () => signIn(myName),
-    onconnect: loadBoard,
     onstatus: showState,
     trace: traceFrame,
   });
@@ -216,12 +218,21 @@ async function start() {
   // the server asks the person here, with the count only it knows.
   rpc.handle('page.confirm', ({ question }) => window.confirm(question));
 
-  // Notifications the server pushes to every page.
-  rpc.on('board.posted', (note) => {
+  // The board's news: every page subscribes to the topic "board", whose
+  // messages are {method, params} of the news, each exactly once and in
+  // order, across reconnections (jsonrpc.js subscribes again with its
+  // position). The same handlers serve the plain notifications the server
+  // sends before the subscription starts.
+  const news = new Map();
+  const onNews = (method, fn) => {
+    news.set(method, fn);
+    rpc.on(method, fn);
+  };
+  onNews('board.posted', (note) => {
     renderNote(note);
     say(`${note.author} posted a note`);
   });
-  rpc.on('board.liked', (liked) => {
+  onNews('board.liked', (liked) => {
     renderNote(liked);
     if (liked.by === myName) return; // this page's own like: its reply says it
     const whose = liked.author === myName ? 'your' : `${liked.author}'s`;
@@ -234,13 +245,13 @@ async function start() {
   let clearing = false;
   let ownClearNews = false; // the news of this page's clear came during it
   let ownClearAhead = false; // the reply came, its news not yet
-  rpc.on('board.cleared', ({ by }) => {
+  onNews('board.cleared', ({ by }) => {
     notesList.replaceChildren();
     if (by === myName && clearing) return void (ownClearNews = true);
     if (by === myName && ownClearAhead) return void (ownClearAhead = false);
     say(`${by} cleared the board`);
   });
-  rpc.on('board.stats', renderStats);
+  onNews('board.stats', renderStats);
 
   // Calls, with a result or an error shown to the user.
   $('compose').addEventListener('submit', async (event) => {
@@ -287,8 +298,14 @@ async function start() {
     }
   });
 
+  let loading = Promise.resolve();
   try {
-    await rpc.start(); // the first connection, board loaded (loadBoard)
+    await rpc.start(); // the first connection
+    await rpc.subscribe('board', {
+      onMessage: ({ method, params }) => news.get(method)?.(params),
+      onReset: () => { loading = loadBoard(rpc).catch(showError); },
+    });
+    await loading; // the board, loaded on the first subscription's reset
   } catch (e) {
     setStatus('offline', 'offline');
     showError(new Error(`${e.message}: sign in again`));

@@ -83,6 +83,15 @@ export interface ClientOptions {
    * milliseconds, each delay drawn from the upper half; defaults 500 and 10000. */
   minDelay?: number;
   maxDelay?: number;
+  /** Milliseconds of silence after which rpc.ping is sent (a method name
+   * the specification reserves: any reply, an error too, is a sign of
+   * life); a connection silent for twice this long is taken as lost and
+   * reconnected. Default 0: no heartbeat. */
+  heartbeat?: number;
+  /** Follow the browser's offline and online events: offline ends the
+   * connection at once (reconnecting), online tries again at once.
+   * Default true (where globalThis has addEventListener). */
+  watchNetwork?: boolean;
   /** Runs before each reconnection attempt (sign in again, say). */
   prepare?: () => void | Promise<void>;
   /** Runs on every connection, the first included, once the topics are

@@ -1,7 +1,8 @@
 // Package cluster lets an application that runs as several processes
 // (nodes) behind a load balancer broadcast to the Peers of every node and
 // call a Peer connected to another node, over NATS (core NATS: no
-// JetStream, no persistence).
+// JetStream, no persistence), and keep topics' history in JetStream for
+// package topic (HistoryStore).
 //
 //	nc, err := nats.Connect(url, nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1))
 //	node, err := cluster.New(nc)
@@ -33,6 +34,28 @@
 // publishes on a topic reach every member, on every node, in the order of
 // that node's Notify calls. Broadcasts of different nodes interleave in no
 // particular order.
+//
+// # Topics with history
+//
+// A Topic's broadcasts are at most once: a page that drops misses what was
+// sent meanwhile. For broadcasts with positions and catch-up, use a
+// topic.Hub on every node with a HistoryStore as its Store (the
+// protocol, topic.subscribe with since, is package topic's):
+//
+//	hist, err := cluster.NewHistoryStore(nc, cluster.HistoryOptions{Prefix: "app"})
+//	hub := &topic.Hub{Store: hist}
+//	hub.Register(mux)
+//	pos, err := hub.Publish(ctx, "room:42", note) // every subscriber, every node
+//
+// Each topic has a JetStream stream of its own, <Prefix>_history_<name> on
+// the subject <Prefix>.history.<name> (file storage, HistoryOptions.Replicas
+// copies, bounded by MaxBytes and MaxAge: 1 MiB and 5 minutes by
+// default), so a topic's positions are the stream's sequences and its
+// epoch the stream's creation time. Every node follows the streams of the
+// topics it has open with an ordered consumer and delivers to its own
+// subscribers; a subscriber that comes back, to any node, recovers from
+// the stream what it missed, across a node's restart and a NATS server's.
+// Publishing needs JetStream: Publish fails while a node is cut off.
 //
 // # Named Peers
 //

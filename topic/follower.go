@@ -31,7 +31,8 @@ import (
 //
 // OnMessage and OnReset are called one at a time, from the goroutine of a
 // Subscribe or Resubscribe or of the connection's notification handler;
-// they must not call Subscribe or Resubscribe (which would wait for them).
+// they must not call Subscribe or Resubscribe (which would wait for them),
+// and while one runs the Follower's other topics and a Resubscribe wait.
 // The zero value follows nothing and drops every message; set the fields
 // before first use. A Follower is safe for concurrent use.
 type Follower struct {

@@ -2,6 +2,7 @@ package topic_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -193,4 +194,70 @@ func TestFollowerAwayBeyondHistory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFollowerRecoversAfterSlowConsumerDrop: a client that stops taking its
+// messages is dropped as a jsonrpc.Group drops a member (its connection
+// ended with jsonrpc.ErrSlowConsumer) and nobody waits for it; once it
+// takes messages again it reconnects and recovers from the history what
+// it had not taken, each message once, in order.
+func TestFollowerRecoversAfterSlowConsumerDrop(t *testing.T) {
+	s := newWSSite(t, &topic.Hub{MaxQueue: 8, Store: &topic.Memory{MaxBytes: 64 << 20}})
+	rec := newRecorder()
+	release := make(chan struct{})
+	var once sync.Once
+	f := rec.follower()
+	onMessage := f.OnMessage
+	f.OnMessage = func(m topic.Message) {
+		once.Do(func() { <-release }) // the first message blocks the client
+		onMessage(m)
+	}
+	mux := jsonrpc.NewMux()
+	f.Register(mux)
+	c := ws.NewClient(s.url, ws.ClientOptions{
+		Dial:       ws.DialOptions{Peer: jsonrpc.Options{Handler: mux, MaxQueuedBytes: 64 << 10}},
+		OnConnect:  f.Resubscribe,
+		MinBackoff: 5 * time.Millisecond,
+		MaxBackoff: 20 * time.Millisecond,
+	})
+	defer c.Close()
+	p, err := c.Peer(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Subscribe(testCtx(t), p, "t"); err != nil {
+		t.Fatal(err)
+	}
+	epoch := strings.TrimSuffix(strings.TrimPrefix(rec.await(t, 1)[0], "reset "), ":0")
+	s.mu.Lock()
+	server := s.peer
+	s.mu.Unlock()
+	data := strings.Repeat("x", 4000)
+	n := uint64(0)
+	for ; n < 20000; n++ {
+		select {
+		case <-server.Done():
+		default:
+			publish(t, s.hub, "t", data)
+			continue
+		}
+		break
+	}
+	if err := server.Wait(); !errors.Is(err, jsonrpc.ErrSlowConsumer) {
+		t.Fatalf("after %d messages the server's Peer ended with %v, want ErrSlowConsumer", n, err)
+	}
+	const after = 50 // published while the client is away: only the history has them
+	for range after {
+		publish(t, s.hub, "t", data)
+	}
+	n += after
+	close(release)
+	got := strings.Join(rec.await(t, int(n)+1), " ")
+	if w := strings.Join(want(epoch, 0, 1, n), " "); got != w {
+		t.Fatalf("after the drop the client did not get each of %d messages once, in order", n)
+	}
+	if c.Reconnects() < 1 {
+		t.Fatal("the client got every message without reconnecting")
+	}
+	t.Logf("dropped after %d messages of 4 kB; %d reconnections", n-after, c.Reconnects())
 }

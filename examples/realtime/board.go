@@ -180,14 +180,12 @@ func (b *Board) Mux() *jsonrpc.Mux {
 	m := jsonrpc.NewMux()
 	topics := jsonrpc.NewMux()
 	b.topics.Register(topics)
-	m.Handle(topic.MethodSubscribe, jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		// A subscribed page gets the news once, through the topic.
-		if p := jsonrpc.PeerFromContext(ctx); p != nil {
-			b.pages.Remove(p)
-		}
-		return topics.ServeRPC(ctx, req)
-	}))
-	m.Handle(topic.MethodUnsubscribe, topics)
+	// A page subscribed to the topic gets the news through it only: it
+	// leaves the plain audience once subscribed (news in between may come
+	// both ways; a page renders notes by id), and joins it again when it
+	// unsubscribes.
+	m.Handle(topic.MethodSubscribe, b.audience(topics, (*cluster.Topic).Remove))
+	m.Handle(topic.MethodUnsubscribe, b.audience(topics, (*cluster.Topic).Add))
 	jsonrpc.Register(m, "board.list", b.list)
 	jsonrpc.Register(m, "board.stats", func(context.Context, struct{}) (Stats, error) { return b.Stats(), nil })
 	jsonrpc.Register(m, "board.post", b.post)
@@ -337,6 +335,23 @@ func (b *Board) pushStats() {
 	}
 	b.lastStats = s.Version
 	b.notify("board.stats", s)
+}
+
+// audience serves a topic method with h and, when it succeeds for the
+// topic "board", moves the page in or out of the plain audience with move.
+func (b *Board) audience(h jsonrpc.Handler, move func(*cluster.Topic, *jsonrpc.Peer)) jsonrpc.Handler {
+	return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		res, err := h.ServeRPC(ctx, req)
+		var p struct {
+			Topic string `json:"topic"`
+		}
+		if err == nil && json.Unmarshal(req.Params, &p) == nil && p.Topic == boardTopic {
+			if peer := jsonrpc.PeerFromContext(ctx); peer != nil {
+				move(b.pages, peer)
+			}
+		}
+		return res, err
+	})
 }
 
 // notify tells every page of a change: those that subscribed to the topic

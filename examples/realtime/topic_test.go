@@ -67,7 +67,8 @@ func liveUntil(t *testing.T, pg *page, pos topic.Position, method, text string) 
 // news as topic messages, in seq order, and no longer as plain
 // notifications; offline, it misses a post and a like, and on coming back
 // with its position it gets exactly those, from the history, with no need
-// to fetch the board. Another topic is refused.
+// to fetch the board. Another topic is refused; unsubscribed, the page
+// gets the plain notifications again.
 func TestBoardTopic(t *testing.T) {
 	base := startServer(t)
 	alice := dialPage(t, base, "alice", "alice")
@@ -129,6 +130,17 @@ func TestBoardTopic(t *testing.T) {
 	err := back.Call(t.Context(), topic.MethodSubscribe, topic.SubscribeParams{Topic: "elsewhere"}, nil)
 	if e, ok := errors.AsType[*jsonrpc.Error](err); !ok || e.Code != topic.CodeNoSuchTopic {
 		t.Fatalf("subscribe to another topic: %v", err)
+	}
+	// Unsubscribed, the page gets the plain notifications again.
+	if err := back.Call(t.Context(), topic.MethodUnsubscribe, topic.UnsubscribeParams{Topic: "board"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var three Note
+	if err := bob.Call(t.Context(), "board.post", map[string]string{"text": "three"}, &three); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, back.posted, "the plain notification after unsubscribing"); got != three {
+		t.Fatalf("after unsubscribing: %+v, want %+v", got, three)
 	}
 }
 

@@ -139,7 +139,7 @@ func TestBoardTopic(t *testing.T) {
 	if err := bob.Call(t.Context(), "board.post", map[string]string{"text": "three"}, &three); err != nil {
 		t.Fatal(err)
 	}
-	if got := next(t, back.posted, "the plain notification after unsubscribing"); got != three {
+	if got := next(t, back.posted, "the plain notification after unsubscribing"); !reflect.DeepEqual(got, three) {
 		t.Fatalf("after unsubscribing: %+v, want %+v", got, three)
 	}
 }

@@ -107,7 +107,7 @@ function traceFrame(dir, text) {
       kind = 'id' in msg ? 'call' : 'notification';
       // The board's news comes on the topic "board": the method it
       // stands for is in the message's data.
-      label = msg.method === 'topic.message' ? `topic.message ${msg.params?.data?.method ?? ''}` : msg.method;
+      label = msg.method === 'topic.message' ? `${msg.params?.data?.method} #${msg.params?.seq} (topic.message)` : msg.method;
     } else if (msg.error) {
       kind = 'error';
     }

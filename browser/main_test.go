@@ -85,3 +85,13 @@ func TestChromium(t *testing.T) {
 	s := startTestServer(t)
 	runNode(t, 90*time.Second, []string{"CHROMIUM_PATH=" + chromium}, "chromium.mjs", s.hs.URL)
 }
+
+// TestTypes compiles test/types.test.ts, the uses the README shows, with
+// tsc --strict against jsonrpc.d.ts: the declarations exist, and say what
+// jsonrpc.js takes and gives.
+func TestTypes(t *testing.T) {
+	if _, err := os.Stat(filepath.Join("test", "node_modules", "typescript", "package.json")); err != nil {
+		need(t, "browser/test/node_modules/typescript is not installed")
+	}
+	runNode(t, 120*time.Second, nil, filepath.Join("node_modules", "typescript", "bin", "tsc"), "-p", ".")
+}

@@ -92,6 +92,10 @@ export interface ClientOptions {
    * connection at once (reconnecting), online tries again at once.
    * Default true (where globalThis has addEventListener). */
   watchNetwork?: boolean;
+  /** Live messages of a topic held while its subscribe is in flight; past
+   * it they are dropped and the topic subscribes again after the reply,
+   * recovering them from the history. Default 4096; negative: no bound. */
+  maxBuffered?: number;
   /** Runs before each reconnection attempt (sign in again, say). */
   prepare?: () => void | Promise<void>;
   /** Runs on every connection, the first included, once the topics are

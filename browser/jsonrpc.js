@@ -383,7 +383,10 @@ export class Client extends EventTarget {
     t.first = null;
     const live = t.buffer;
     t.buffer = [];
+    const overflow = t.overflow;
+    t.overflow = false;
     for (const m of live) this.offer(t, m);
+    if (overflow && !t.inflight) this.subscribeNow(t);
   }
 
   topicMessage(p) {
@@ -395,16 +398,25 @@ export class Client extends EventTarget {
   // flight, dropped if seen, applied if next, else (a gap, or another
   // epoch) buffered while t subscribes again.
   offer(t, m) {
-    if (t.inflight || !t.pos) return void t.buffer.push(m);
+    if (t.inflight || !t.pos) return this.hold(t, m);
     if (m.epoch !== t.pos.epoch) {
       t.pos = null; // the history was lost: start afresh (onReset)
-      t.buffer.push(m);
+      this.hold(t, m);
       return this.subscribeNow(t);
     }
     if (m.seq <= t.pos.seq) return;
     if (m.seq === t.pos.seq + 1) return this.apply(t, m);
-    t.buffer.push(m);
+    this.hold(t, m);
     this.subscribeNow(t);
+  }
+
+  // hold keeps m until the subscribe in flight is answered, up to
+  // maxBuffered messages; beyond, it drops m and has the topic subscribe
+  // again after the reply, to recover what it dropped from the history.
+  hold(t, m) {
+    const max = this.options.maxBuffered ?? 4096;
+    if (max >= 0 && t.buffer.length >= max) t.overflow = true;
+    else t.buffer.push(m);
   }
 
   apply(t, m) {

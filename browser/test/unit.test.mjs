@@ -104,3 +104,24 @@ test('subscribe: a live message before the subscribe reply is buffered and dedup
   socket.deliver('{"jsonrpc":"2.0","method":"topic.message","params":{"topic":"t","epoch":"e","seq":7,"data":"seven"}}');
   assert.deepEqual(seen, [['six', 6], ['seven', 7]]);
 });
+
+test('subscribe: past maxBuffered, live messages held during a subscribe are dropped and fetched again with since', async (t) => {
+  const rpc = new Client('ws://fake/rpc', { WebSocket: FakeWS, reconnect: false, maxBuffered: 2 });
+  t.after(() => rpc.close());
+  await rpc.start();
+  const socket = FakeWS.last;
+  const seen = [];
+  const sub = rpc.subscribe('t', { onMessage: (d) => seen.push(d) });
+  const first = JSON.parse(socket.sent[0]);
+  for (const seq of [2, 3, 4]) { // 4 is one too many
+    socket.deliver(`{"jsonrpc":"2.0","method":"topic.message","params":{"topic":"t","epoch":"e","seq":${seq},"data":${seq}}}`);
+  }
+  socket.deliver(`{"jsonrpc":"2.0","id":"${first.id}","result":{"topic":"t","epoch":"e","seq":1,"recovered":false,"messages":[]}}`);
+  await sub;
+  assert.deepEqual(seen, [2, 3]);
+  const again = JSON.parse(socket.sent[1]);
+  assert.deepEqual(again.params, { topic: 't', since: { epoch: 'e', seq: 3 } });
+  socket.deliver(`{"jsonrpc":"2.0","id":"${again.id}","result":{"topic":"t","epoch":"e","seq":4,"recovered":true,"messages":[{"seq":4,"data":4}]}}`);
+  await settle();
+  assert.deepEqual(seen, [2, 3, 4]);
+});

@@ -156,7 +156,10 @@ export interface SubscribeHandlers<T = unknown> {
   /** The history could not be recovered (also on the first subscription):
    * fetch the state again; messages after position follow. */
   onReset?: (info: ResetInfo) => void;
-  /** A later re-subscription was refused; the subscription has ended. */
+  /** A later re-subscription was refused; the subscription has ended.
+   * (-32603, -32000 and -32003, the server unable to read the history
+   * for now, overloaded or shutting down, are tried again after a delay
+   * instead.) */
   onError?: (error: RPCError) => void;
 }
 

@@ -79,6 +79,11 @@ export const Status = Object.freeze({
 });
 
 const DEFAULT_TIMEOUT = 30_000;
+
+// TRANSIENT are the error codes after which a topic subscribes again
+// rather than ending: internal error (the server could not read the
+// history), overloaded, shutting down.
+const TRANSIENT = new Set([-32603, -32000, -32003]);
 const OPEN = 1; // WebSocket.OPEN
 
 /** Client is a JSON-RPC 2.0 peer over a WebSocket that it opens again,
@@ -352,6 +357,13 @@ export class Client extends EventTarget {
     this.call('topic.subscribe', params).then((r) => current() && this.subscribed(t, r), (e) => {
       if (!current()) return;
       t.inflight = false;
+      if (e instanceof RPCError && !t.first && TRANSIENT.has(e.code)) {
+        // The server cannot read the history now (-32603), is overloaded
+        // or shutting down: try again, after a delay.
+        t.failures = (t.failures ?? 0) + 1;
+        const delay = Math.min(this.maxDelay, this.minDelay * 2 ** (t.failures - 1));
+        return void setTimeout(() => { if (current() && !t.inflight) this.subscribeNow(t); }, delay);
+      }
       if (e instanceof RPCError) {
         this.topics.delete(t.name);
         if (t.first) return t.first.reject(e);
@@ -366,6 +378,7 @@ export class Client extends EventTarget {
   // while it was awaited.
   subscribed(t, r) {
     t.inflight = false;
+    t.failures = 0;
     if (!t.pos || !r.recovered || r.epoch !== t.pos.epoch) {
       t.pos = { epoch: r.epoch, seq: r.seq };
       try {

@@ -125,3 +125,35 @@ test('subscribe: past maxBuffered, live messages held during a subscribe are dro
   await settle();
   assert.deepEqual(seen, [2, 3, 4]);
 });
+
+test('subscribe: a re-subscription that fails for now (-32603) is tried again; a refusal ends it with onError', async (t) => {
+  const rpc = new Client('ws://fake/rpc', { WebSocket: FakeWS, reconnect: false, minDelay: 5, maxDelay: 10 });
+  t.after(() => rpc.close());
+  await rpc.start();
+  const socket = FakeWS.last;
+  const seen = [];
+  const errors = [];
+  const reply = (id, result) => socket.deliver(JSON.stringify({ jsonrpc: '2.0', id, result }));
+  const fail = (id, code) => socket.deliver(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message: 'x' } }));
+  const last = () => JSON.parse(socket.sent.at(-1));
+  const sub = rpc.subscribe('t', { onMessage: (d) => seen.push(d), onError: (e) => errors.push(e.code) });
+  reply(last().id, { topic: 't', epoch: 'e', seq: 1, recovered: false, messages: [] });
+  await sub;
+  socket.deliver('{"jsonrpc":"2.0","method":"topic.message","params":{"topic":"t","epoch":"e","seq":3,"data":3}}'); // a gap
+  const gap = last();
+  assert.deepEqual(gap.params.since, { epoch: 'e', seq: 1 });
+  fail(gap.id, -32603);
+  await new Promise((r) => setTimeout(r, 30));
+  const retry = last();
+  assert.notEqual(retry.id, gap.id, 'subscribed again after the delay');
+  assert.deepEqual(retry.params.since, { epoch: 'e', seq: 1 });
+  reply(retry.id, { topic: 't', epoch: 'e', seq: 3, recovered: true, messages: [{ seq: 2, data: 2 }, { seq: 3, data: 3 }] });
+  await settle();
+  assert.deepEqual(seen, [2, 3]);
+  socket.deliver('{"jsonrpc":"2.0","method":"topic.message","params":{"topic":"t","epoch":"e","seq":5,"data":5}}');
+  fail(last().id, -32001);
+  await settle();
+  assert.deepEqual(errors, [-32001]);
+  socket.deliver('{"jsonrpc":"2.0","method":"topic.message","params":{"topic":"t","epoch":"e","seq":6,"data":6}}');
+  assert.deepEqual(seen, [2, 3], 'the subscription ended');
+});

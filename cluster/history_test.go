@@ -331,3 +331,29 @@ func TestHistoryReplicatedSurvivesServerRestart(t *testing.T) {
 		return err == nil && r.Recovered && len(r.Messages) == 30 && r.Epoch == pos.Epoch
 	})
 }
+
+// TestHistoryMaxAge: messages older than HistoryOptions.MaxAge leave the
+// stream, and a position before them is no longer recovered.
+func TestHistoryMaxAge(t *testing.T) {
+	ns := startJetStream(t, -1, t.TempDir())
+	s := newHubSite(t, ns.ClientURL(), cluster.HistoryOptions{MaxAge: 500 * time.Millisecond, Memory: true})
+	f := newFollower()
+	p := dialFollower(t, s, f, "room", false)
+	f.await(t, 1)
+	pos, _ := f.Position("room")
+	publishN(t, s, "room", 1, 3)
+	sub := func() topic.SubscribeResult {
+		var res topic.SubscribeResult
+		if err := p.Call(testCtx(t, wait), topic.MethodSubscribe, topic.SubscribeParams{Topic: "room", Since: &pos}, &res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := sub(); !res.Recovered || len(res.Messages) != 3 {
+		t.Fatalf("at once: %+v", res)
+	}
+	waitFor(t, "the messages to age out", func() bool { return !sub().Recovered })
+	if res := sub(); res.Seq != 3 || len(res.Messages) != 0 {
+		t.Fatalf("aged out: %+v", res)
+	}
+}

@@ -110,11 +110,21 @@ func (f *Follower) Position(topic string) (pos Position, ok bool) {
 // topic stays followed, and Resubscribe subscribes it again on every new
 // connection, even when this call fails, until Unsubscribe.
 func (f *Follower) Subscribe(ctx context.Context, p *jsonrpc.Peer, topic string) error {
+	f.mu.Lock()
+	if f.topics == nil {
+		f.topics = make(map[string]*followed)
+	}
+	if f.topics[topic] == nil {
+		f.topics[topic] = &followed{}
+	}
+	f.mu.Unlock()
 	return f.subscribe(ctx, p, topic, withSince)
 }
 
 // Resubscribe subscribes every followed topic on p, each with its
-// position: the OnConnect of a ws.Client (ws.ClientOptions.OnConnect).
+// position: the OnConnect of a ws.Client (ws.ClientOptions.OnConnect). It
+// returns the errors of those that failed, joined; as an OnConnect, an
+// error drops the connection and the Client tries again.
 func (f *Follower) Resubscribe(ctx context.Context, p *jsonrpc.Peer) error {
 	f.mu.Lock()
 	names := make([]string, 0, len(f.topics))
@@ -150,7 +160,12 @@ func (f *Follower) subscribe(ctx context.Context, p *jsonrpc.Peer, name string, 
 			return fmt.Errorf("topic: %q: gave up after %d subscribes in a row that each found a gap", name, round)
 		}
 		f.mu.Lock()
-		since := f.begin(name, p, how)
+		t := f.topics[name]
+		if t == nil { // unsubscribed meanwhile
+			f.mu.Unlock()
+			return nil
+		}
+		since := t.begin(p, how)
 		f.mu.Unlock()
 		var res SubscribeResult
 		err := p.Call(ctx, MethodSubscribe, SubscribeParams{Topic: name, Since: since}, &res)
@@ -161,17 +176,9 @@ func (f *Follower) subscribe(ctx context.Context, p *jsonrpc.Peer, name string, 
 	return nil
 }
 
-// begin marks a subscribe of name on p in flight and returns its since
-// (f.mu held). It follows name if it did not.
-func (f *Follower) begin(name string, p *jsonrpc.Peer, how again) *Position {
-	if f.topics == nil {
-		f.topics = make(map[string]*followed)
-	}
-	t := f.topics[name]
-	if t == nil {
-		t = &followed{}
-		f.topics[name] = t
-	}
+// begin marks a subscribe of t on p in flight and returns its since
+// (f.mu held).
+func (t *followed) begin(p *jsonrpc.Peer, how again) *Position {
 	if t.peer != p { // a new connection: what the old one buffered is in the history
 		t.peer, t.inflight, t.buf, t.lost = p, 0, nil, false
 	}

@@ -231,3 +231,57 @@ func TestFollowerBufferOverflow(t *testing.T) {
 		t.Errorf("subscribes since %s, want none E:0", got)
 	}
 }
+
+// TestFollowerUnsubscribe: a topic unsubscribed is no longer handed to the
+// application, and Resubscribe leaves it out.
+func TestFollowerUnsubscribe(t *testing.T) {
+	var hub topic.Hub
+	defer hub.Close()
+	smux := jsonrpc.NewMux()
+	hub.Register(smux)
+	var mu sync.Mutex
+	var got []string
+	f := &topic.Follower{OnMessage: func(m topic.Message) {
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%s:%d", m.Topic, m.Seq))
+		mu.Unlock()
+	}}
+	cmux := jsonrpc.NewMux()
+	f.Register(cmux)
+	a, b := jsonrpc.Pipe()
+	server := jsonrpc.NewPeer(a, jsonrpc.Options{Handler: smux})
+	client := jsonrpc.NewPeer(b, jsonrpc.Options{Handler: cmux})
+	defer func() { client.Close(); server.Close(); client.Wait(); server.Wait() }()
+	for _, name := range []string{"a", "b"} {
+		if err := f.Subscribe(testCtx(t), client, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Unsubscribe(testCtx(t), client, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Resubscribe(testCtx(t), client); err != nil {
+		t.Fatal(err)
+	}
+	if n := hub.Subscribers("b"); n != 0 {
+		t.Fatalf("b has %d subscribers after Unsubscribe and Resubscribe", n)
+	}
+	publish(t, &hub, "b", 1)
+	publish(t, &hub, "a", 1)
+	deadline := time.Now().Add(wait)
+	for {
+		mu.Lock()
+		s := strings.Join(got, " ")
+		mu.Unlock()
+		if s == "a:1" {
+			break
+		}
+		if s != "" || time.Now().After(deadline) {
+			t.Fatalf("the application saw %q, want a:1", s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, ok := f.Position("b"); ok {
+		t.Fatal("Position of an unsubscribed topic")
+	}
+}

@@ -307,3 +307,81 @@ func TestPublishAfterClose(t *testing.T) {
 		t.Fatalf("Publish after Close: %v", err)
 	}
 }
+
+// TestSubscribeTwice: a second subscribe on the same connection replaces
+// the first: its reply follows the same rules, and live messages still
+// come once.
+func TestSubscribeTwice(t *testing.T) {
+	var hub topic.Hub
+	defer hub.Close()
+	pr := newPair(t, &hub)
+	first, err := pr.subscribe(t, "t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(t, &hub, "t", 1)
+	again, err := pr.subscribe(t, "t", &topic.Position{Epoch: first.Epoch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Recovered || fmt.Sprint(seqs(again.Messages)) != "[1]" {
+		t.Fatalf("second subscribe: %+v", again)
+	}
+	publish(t, &hub, "t", 2)
+	if m := pr.next(t); m.Seq != 1 {
+		t.Fatalf("live %d, want 1", m.Seq)
+	}
+	if m := pr.next(t); m.Seq != 2 {
+		t.Fatalf("live %d, want 2", m.Seq)
+	}
+	select {
+	case m := <-pr.live:
+		t.Fatalf("a message twice: %+v", m)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if n := hub.Subscribers("t"); n != 1 {
+		t.Fatalf("%d subscribers, want 1", n)
+	}
+}
+
+// TestConcurrentPublishersInOrder: publishers racing on one topic get
+// distinct seqs, and each subscriber gets the messages in seq order.
+func TestConcurrentPublishersInOrder(t *testing.T) {
+	hub := topic.Hub{MaxQueue: 10000}
+	defer hub.Close()
+	prs := []*pair{newPair(t, &hub), newPair(t, &hub)}
+	for _, pr := range prs {
+		if _, err := pr.subscribe(t, "t", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const publishers, each = 4, 250
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[uint64]bool{}
+	for range publishers {
+		wg.Go(func() {
+			for range each {
+				pos, err := hub.Publish(context.Background(), "t", nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				got[pos.Seq] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(got) != publishers*each {
+		t.Fatalf("%d distinct seqs for %d publishes", len(got), publishers*each)
+	}
+	for _, pr := range prs {
+		for want := uint64(1); want <= publishers*each; want++ {
+			if m := pr.next(t); m.Seq != want {
+				t.Fatalf("live seq %d, want %d", m.Seq, want)
+			}
+		}
+	}
+}

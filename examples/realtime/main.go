@@ -55,6 +55,11 @@
 //     it is about to clear, and clears only if the person says yes;
 //   - the server notifying every page, on every node, through a
 //     cluster.Topic: board.posted, board.liked, board.cleared, board.stats;
+//     or, for a page that subscribed to the topic "board" (package topic),
+//     the same news as topic.message notifications with positions, kept
+//     in a JetStream stream (1 MiB, 5 minutes), so that a page that comes
+//     back, to any node, subscribes with its position and gets what it
+//     missed instead of fetching the board again;
 //   - a batch: on load the page sends [board.list, board.stats] as one
 //     JSON array and renders both replies.
 package main

@@ -29,11 +29,12 @@ import (
 	"path"
 )
 
-//go:embed jsonrpc.js jsonrpc.d.ts package.json LICENSE
+//go:embed jsonrpc.js errors.js wire.js topics.js jsonrpc.d.ts package.json README.md LICENSE
 var files embed.FS
 
-// FS returns the package's files: jsonrpc.js, jsonrpc.d.ts, package.json
-// and LICENSE, at its root. It is read-only and safe for concurrent use.
+// FS returns the package's files at its root: jsonrpc.js and the modules
+// it imports (errors.js, wire.js, topics.js), jsonrpc.d.ts, package.json,
+// README.md and LICENSE. It is read-only and safe for concurrent use.
 func FS() fs.FS { return files }
 
 // contentTypes are the types Handler sets itself: the system's MIME table
@@ -42,6 +43,7 @@ var contentTypes = map[string]string{
 	".js":   "text/javascript; charset=utf-8",
 	".ts":   "text/plain; charset=utf-8",
 	".json": "application/json",
+	".md":   "text/markdown; charset=utf-8",
 }
 
 // Handler returns an http.Handler that serves FS's files, with request

@@ -21,6 +21,9 @@ func TestHandler(t *testing.T) {
 		path, status, ctype, file string
 	}{
 		{"/js/jsonrpc.js", "200 OK", "text/javascript; charset=utf-8", "jsonrpc.js"},
+		{"/js/errors.js", "200 OK", "text/javascript; charset=utf-8", "errors.js"},
+		{"/js/wire.js", "200 OK", "text/javascript; charset=utf-8", "wire.js"},
+		{"/js/topics.js", "200 OK", "text/javascript; charset=utf-8", "topics.js"},
 		{"/js/jsonrpc.d.ts", "200 OK", "text/plain; charset=utf-8", "jsonrpc.d.ts"},
 		{"/js/package.json", "200 OK", "application/json", "package.json"},
 		{"/js/", "404 Not Found", "", ""},

@@ -40,5 +40,5 @@ func ExampleHandler() {
 func ExampleFS() {
 	names, _ := fs.Glob(browser.FS(), "*")
 	fmt.Println(names)
-	// Output: [LICENSE jsonrpc.d.ts jsonrpc.js package.json]
+	// Output: [LICENSE README.md errors.js jsonrpc.d.ts jsonrpc.js package.json topics.js wire.js]
 }

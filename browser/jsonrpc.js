@@ -16,44 +16,14 @@
 // Like the Go library's Peer it is client and server at once. Ids of the
 // calls it makes are strings ("1", "2", ...), so that no id is ever a
 // JavaScript number beyond 2^53; ids of the calls it serves are echoed
-// byte for byte as they came, numbers too (see rawIDs).
+// byte for byte as they came, numbers too (see wire.js). The module
+// imports errors.js, wire.js and topics.js, next to it.
 
-/** A JSON-RPC error object as a JavaScript Error: what a call rejects with
- * on an error reply, and what a handler throws to send a specific error. */
-export class RPCError extends Error {
-  constructor(code, message, data) {
-    super(message);
-    this.name = 'RPCError';
-    this.code = code;
-    if (data !== undefined) this.data = data;
-  }
-}
+import { RPCError, AbortError, TimeoutError, ConnectionError } from './errors.js';
+import { message, errorReply, rawOf, rawIDs } from './wire.js';
+import { Topics } from './topics.js';
 
-/** A call given up because its AbortSignal fired; cause is the signal's
- * reason. */
-export class AbortError extends Error {
-  constructor(message, cause) {
-    super(message, { cause });
-    this.name = 'AbortError';
-  }
-}
-
-/** A call given up because its timeout passed before the reply came. */
-export class TimeoutError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = 'TimeoutError';
-  }
-}
-
-/** A call that cannot complete on this connection: it ended before the
- * reply came (the call may or may not have run), or the client is closed. */
-export class ConnectionError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = 'ConnectionError';
-  }
-}
+export { RPCError, AbortError, TimeoutError, ConnectionError };
 
 /** The Language Server Protocol's cancellation: $/cancelRequest {id}. */
 export const LSPCancel = Object.freeze({
@@ -80,10 +50,6 @@ export const Status = Object.freeze({
 
 const DEFAULT_TIMEOUT = 30_000;
 
-// TRANSIENT are the error codes after which a topic subscribes again
-// rather than ending: internal error (the server could not read the
-// history), overloaded, shutting down.
-const TRANSIENT = new Set([-32603, -32000, -32003]);
 const OPEN = 1; // WebSocket.OPEN
 
 /** Client is a JSON-RPC 2.0 peer over a WebSocket that it opens again,
@@ -110,10 +76,10 @@ export class Client extends EventTarget {
     this.handlers = new Map(); // method -> fn(params, ctx) serving the other side
     this.listeners = new Map(); // method -> [fn(params)]
     this.serving = new Map();  // raw id -> AbortController of a call we serve
-    this.topics = new Map();   // name -> topic state (see subscribe)
+    this.topics = new Topics(this);
     this.stopped = false;
     this.timer = null;
-    this.on('topic.message', (m) => this.topicMessage(m));
+    this.on('topic.message', (m) => this.topics.message(m));
     this.beat = null;
     this.onNetwork = (e) => this.network(e.type === 'online');
     if (this.cancel) this.on(this.cancel.method, (p) => this.serving.get(rawOf(this.cancel.id(p)))?.abort());
@@ -199,8 +165,7 @@ export class Client extends EventTarget {
     const closed = new ConnectionError('jsonrpc.js: client closed');
     this.dropped(closed);
     for (const w of [...this.waiting]) w.fail(closed);
-    for (const t of this.topics.values()) t.first?.reject(closed);
-    this.topics.clear();
+    this.topics.end(closed);
     socket?.close(1000);
     this.setStatus(Status.closed, {});
   }
@@ -292,7 +257,7 @@ export class Client extends EventTarget {
     });
     socket.addEventListener('close', () => this.lost(socket));
     this.alive();
-    for (const t of this.topics.values()) this.subscribeNow(t);
+    this.topics.resubscribe();
     for (const w of [...this.waiting]) {
       this.waiting.delete(w);
       w.send();
@@ -317,128 +282,10 @@ export class Client extends EventTarget {
    * topic, epoch, seq, recovered: false }) runs when the history could not
    * be recovered (the first subscription included): the app must fetch
    * its state again. Resolves to a Subscription after the first reply;
-   * rejects with the server's RPCError if it refuses the topic. */
+   * rejects with the server's RPCError if it refuses the topic. See
+   * topics.js. */
   subscribe(topic, handlers = {}) {
-    this.topics.get(topic)?.first?.reject(new ConnectionError('jsonrpc.js: subscribed again'));
-    const t = { name: topic, handlers, pos: null, gen: 0, inflight: false, buffer: [], first: null };
-    t.sub = {
-      topic,
-      get position() { return t.pos && { ...t.pos }; },
-      unsubscribe: () => this.unsubscribe(t),
-    };
-    const promise = new Promise((resolve, reject) => { t.first = { resolve, reject }; });
-    this.topics.set(topic, t);
-    if (this.stopped) t.first.reject(new ConnectionError('jsonrpc.js: client closed'));
-    else this.subscribeNow(t);
-    return promise;
-  }
-
-  async unsubscribe(t) {
-    if (this.topics.get(t.name) !== t) return;
-    this.topics.delete(t.name);
-    t.gen++;
-    if (!this.socket) return;
-    try {
-      await this.call('topic.unsubscribe', { topic: t.name });
-    } catch (e) {
-      if (!(e instanceof ConnectionError)) throw e;
-    }
-  }
-
-  // subscribeNow sends topic.subscribe for t on the open connection, with
-  // since = its position if it has one; connectOnce calls it for every
-  // topic on each new connection.
-  subscribeNow(t) {
-    if (!this.socket) return;
-    const gen = ++t.gen;
-    t.inflight = true;
-    const current = () => gen === t.gen && this.topics.get(t.name) === t;
-    const params = t.pos ? { topic: t.name, since: { ...t.pos } } : { topic: t.name };
-    this.call('topic.subscribe', params).then((r) => current() && this.subscribed(t, r), (e) => {
-      if (!current()) return;
-      t.inflight = false;
-      if (e instanceof RPCError && !t.first && TRANSIENT.has(e.code)) {
-        // The server cannot read the history now (-32603), is overloaded
-        // or shutting down: try again, after a delay.
-        t.failures = (t.failures ?? 0) + 1;
-        const delay = Math.min(this.maxDelay, this.minDelay * 2 ** (t.failures - 1));
-        return void setTimeout(() => { if (current() && !t.inflight) this.subscribeNow(t); }, delay);
-      }
-      if (e instanceof RPCError) {
-        this.topics.delete(t.name);
-        if (t.first) return t.first.reject(e);
-        return t.handlers.onError ? t.handlers.onError(e) : console.error(`jsonrpc.js: topic ${t.name}:`, e);
-      }
-      if (e instanceof TimeoutError) this.subscribeNow(t);
-      // ConnectionError: the next connection subscribes again.
-    });
-  }
-
-  // subscribed applies a topic.subscribe reply r, then what came live
-  // while it was awaited.
-  subscribed(t, r) {
-    t.inflight = false;
-    t.failures = 0;
-    if (!t.pos || !r.recovered || r.epoch !== t.pos.epoch) {
-      t.pos = { epoch: r.epoch, seq: r.seq };
-      try {
-        t.handlers.onReset?.({ topic: t.name, epoch: r.epoch, seq: r.seq, recovered: false });
-      } catch (e) {
-        console.error(`jsonrpc.js: onReset of topic ${t.name} failed:`, e);
-      }
-    } else {
-      for (const m of r.messages ?? []) {
-        if (m.seq > t.pos.seq) this.apply(t, { epoch: r.epoch, seq: m.seq, data: m.data });
-      }
-      t.pos.seq = Math.max(t.pos.seq, r.seq);
-    }
-    t.first?.resolve(t.sub);
-    t.first = null;
-    const live = t.buffer;
-    t.buffer = [];
-    const overflow = t.overflow;
-    t.overflow = false;
-    for (const m of live) this.offer(t, m);
-    if (overflow && !t.inflight) this.subscribeNow(t);
-  }
-
-  topicMessage(p) {
-    const t = p && this.topics.get(p.topic);
-    if (t && typeof p.seq === 'number') this.offer(t, { epoch: p.epoch, seq: p.seq, data: p.data });
-  }
-
-  // offer takes one live message m of t: buffered while a subscribe is in
-  // flight, dropped if seen, applied if next, else (a gap, or another
-  // epoch) buffered while t subscribes again.
-  offer(t, m) {
-    if (t.inflight || !t.pos) return this.hold(t, m);
-    if (m.epoch !== t.pos.epoch) {
-      t.pos = null; // the history was lost: start afresh (onReset)
-      this.hold(t, m);
-      return this.subscribeNow(t);
-    }
-    if (m.seq <= t.pos.seq) return;
-    if (m.seq === t.pos.seq + 1) return this.apply(t, m);
-    this.hold(t, m);
-    this.subscribeNow(t);
-  }
-
-  // hold keeps m until the subscribe in flight is answered, up to
-  // maxBuffered messages; beyond, it drops m and has the topic subscribe
-  // again after the reply, to recover what it dropped from the history.
-  hold(t, m) {
-    const max = this.options.maxBuffered ?? 4096;
-    if (max >= 0 && t.buffer.length >= max) t.overflow = true;
-    else t.buffer.push(m);
-  }
-
-  apply(t, m) {
-    t.pos.seq = m.seq;
-    try {
-      t.handlers.onMessage?.(m.data, { topic: t.name, epoch: m.epoch, seq: m.seq });
-    } catch (e) {
-      console.error(`jsonrpc.js: onMessage of topic ${t.name} failed:`, e);
-    }
+    return this.topics.subscribe(topic, handlers);
   }
 
   // lost ends the use of socket, gone (closed, silent past the heartbeat,
@@ -608,97 +455,3 @@ function openSocket(WS, url) {
   });
 }
 
-function message(method, params) {
-  return params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
-}
-
-// errorReply is the text of an error reply; id is the id's JSON text.
-function errorReply(id, code, msg, data) {
-  const error = data === undefined ? { code, message: msg } : { code, message: msg, data };
-  return `{"jsonrpc":"2.0","id":${id},"error":${JSON.stringify(error)}}`;
-}
-
-// rawOf is the JSON text of an id value taken from parsed params (a
-// cancel notification's): exact for strings and safe integers.
-function rawOf(id) {
-  return id === undefined ? undefined : JSON.stringify(id);
-}
-
-// rawIDs returns, for the message (or each message of the batch) parsed
-// from text, the JSON text of its "id" member as it came, or undefined if
-// it has none. JSON.parse would turn 9007199254740993 into ...992 and 1.0
-// into 1; a reply must carry the id back exactly, so numbers are cut out
-// of the text itself. Strings and null round-trip through JSON.stringify.
-function rawIDs(text, msg) {
-  const list = Array.isArray(msg) ? msg : [msg];
-  const ids = list.map((m) => (m && typeof m === 'object' && 'id' in m ? JSON.stringify(m.id) : undefined));
-  if (!list.some((m) => m && typeof m === 'object' && typeof m.id === 'number')) return ids;
-  const scanned = scanIDs(text);
-  return ids.map((id, i) => (typeof list[i]?.id === 'number' ? scanned[i] : id));
-}
-
-// scanIDs walks the JSON text of one object or an array of objects and
-// returns, for each object, the text of its top-level "id" member.
-function scanIDs(text) {
-  let i = 0;
-  const ws = () => { while (' \t\n\r'.includes(text[i]) && i < text.length) i++; };
-  const str = () => { // at '"', returns the decoded string
-    const start = i++;
-    while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
-    i++;
-    return JSON.parse(text.slice(start, i));
-  };
-  const skip = () => { // skips one value
-    ws();
-    if (text[i] === '"') return void str();
-    if (text[i] === '{' || text[i] === '[') {
-      const close = text[i] === '{' ? '}' : ']';
-      i++;
-      ws();
-      while (text[i] !== close) {
-        if (close === '}') { ws(); str(); ws(); i++; }
-        skip();
-        ws();
-        if (text[i] === ',') i++;
-        ws();
-      }
-      i++;
-      return;
-    }
-    while (i < text.length && !',}] \t\n\r'.includes(text[i])) i++;
-  };
-  const object = () => { // at '{', returns the id's text
-    let id;
-    i++;
-    ws();
-    while (text[i] !== '}') {
-      ws();
-      const key = str();
-      ws();
-      i++; // ':'
-      ws();
-      const start = i;
-      skip();
-      if (key === 'id') id = text.slice(start, i);
-      ws();
-      if (text[i] === ',') i++;
-      ws();
-    }
-    i++;
-    return id;
-  };
-  ws();
-  if (text[i] === '{') return [object()];
-  const out = [];
-  i++;
-  ws();
-  while (text[i] !== ']') {
-    ws();
-    if (text[i] === '{') out.push(object());
-    else { out.push(undefined); skip(); }
-    ws();
-    if (text[i] === ',') i++;
-    ws();
-  }
-  return out;
-}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/peerwire/jsonrpc/browser"
@@ -55,7 +57,26 @@ func TestHandler(t *testing.T) {
 			t.Errorf("GET %s: the body is not %s", tc.path, tc.file)
 		}
 	}
-	if _, err := fs.Stat(browser.FS(), "jsonrpc.js"); err != nil {
-		t.Errorf("FS: %v", err)
+	// Every module jsonrpc.js imports is in FS and served: a page whose
+	// import 404s gets no client at all.
+	names, _ := fs.Glob(browser.FS(), "*.js")
+	for _, name := range names {
+		resp, err := http.Get(srv.URL + "/js/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/javascript; charset=utf-8" {
+			t.Errorf("GET /js/%s: %s, %s", name, resp.Status, resp.Header.Get("Content-Type"))
+		}
+	}
+	src, _ := fs.ReadFile(browser.FS(), "jsonrpc.js")
+	for _, imp := range regexp.MustCompile(`from '\./([a-z]+\.js)'`).FindAllStringSubmatch(string(src), -1) {
+		if !slices.Contains(names, imp[1]) {
+			t.Errorf("jsonrpc.js imports %s, which FS lacks", imp[1])
+		}
+	}
+	if len(names) < 4 {
+		t.Errorf("FS holds %v, want jsonrpc.js and the modules it imports", names)
 	}
 }

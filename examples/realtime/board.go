@@ -45,6 +45,17 @@ type Note struct {
 	Author string    `json:"author"`
 	Likes  int       `json:"likes"`
 	Time   time.Time `json:"time"`
+	// LikedBy lists who likes the note, each user once: a like is once
+	// per person (board.like adds the caller, unlike takes them off).
+	LikedBy []string `json:"likedBy,omitempty"`
+}
+
+// Liked is the params of the board.liked notification: the note as it is
+// now, who liked it (or took the like back, Liked false).
+type Liked struct {
+	Note
+	By    string `json:"by"`
+	Liked bool   `json:"liked"`
 }
 
 // Stats is the board's summary, the result of board.stats and the params
@@ -142,7 +153,8 @@ const boardTopic = "board"
 //	board.list  → [Note]           all notes, oldest first
 //	board.stats → Stats
 //	board.post  {text} → Note      signed by the session's user; error -32010 unless 1..140 characters
-//	board.like  {id}   → Note      error -32011 for an unknown id
+//	board.like  {id, unlike} → Note   the caller likes the note (once: again changes nothing), or
+//	                                 with unlike no longer does; error -32011 for an unknown id
 //	board.clear → {cleared: n}     error -32012 unless the page confirms
 //	topic.subscribe {topic: "board", since?} → {topic, epoch, seq, recovered, messages}
 //	topic.unsubscribe {topic: "board"} → true
@@ -152,7 +164,8 @@ const boardTopic = "board"
 //	page.confirm {question, notes} → bool
 //
 // and the notifications pushed to every page, on every node: board.posted
-// Note, board.liked Note, board.cleared {by}, board.stats Stats. The page
+// Note, board.liked Liked (sent only when a like changed), board.cleared
+// {by}, board.stats Stats. The page
 // that made the change hears of it too (a Topic has no "all but one"): a
 // page renders notes by id, so its own note or like twice is the same.
 //
@@ -401,20 +414,29 @@ func (b *Board) post(ctx context.Context, p struct {
 	return note, nil
 }
 
-// like adds one like to a note.
+// like makes the caller like the note (unlike: no longer like it), once
+// per person: liking again, or taking back a like never given, changes
+// nothing and tells nobody.
 func (b *Board) like(ctx context.Context, p struct {
-	ID int64 `json:"id"`
+	ID     int64 `json:"id"`
+	Unlike bool  `json:"unlike"`
 }) (Note, error) {
+	user, ok := userFrom(ctx)
+	if !ok {
+		return Note{}, errNotSignedIn
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	liked, ok, err := b.store.like(ctx, p.ID)
+	liked, changed, ok, err := b.store.like(ctx, p.ID, user, !p.Unlike)
 	if err != nil {
 		return Note{}, b.storeFailed("like", err)
 	}
 	if !ok {
 		return Note{}, jsonrpc.NewError(CodeNoSuchID, "no such note", map[string]int64{"id": p.ID})
 	}
-	b.notify("board.liked", liked)
+	if changed {
+		b.notify("board.liked", Liked{Note: liked, By: user, Liked: !p.Unlike})
+	}
 	return liked, nil
 }
 

@@ -97,20 +97,12 @@ func TestBrowserCluster(t *testing.T) {
 	runNode(t, e2e, 90*time.Second, "browser.mjs", "--late", late.url)
 }
 
-// TestRPCJS runs the unit tests of static/rpc.js in node against a fake
-// socket: no browser or npm package needed.
-func TestRPCJS(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		needTool(t, "node is not installed")
-	}
-	runNode(t, "e2e", 60*time.Second, "--test", "rpc.test.mjs")
-}
-
 // TestBrowserReconnect restarts, under a headless Chromium page, the node
 // it is connected to (on the same address, the board kept in NATS by
 // another node): the page shows "reconnecting in N s…", then "connected",
-// fetches the whole board again with its batch, and posts, without a
-// reload. browser.mjs --restart prints RESTART-ME when the page is ready.
+// subscribes to the topic "board" again with its position and recovers
+// from the topic's history what it missed (no second batch: nothing to
+// fetch again), and posts, without a reload. browser.mjs --restart prints RESTART-ME when the page is ready.
 func TestBrowserReconnect(t *testing.T) {
 	chromium, e2e := browserTools(t)
 	bin := buildDemo(t)

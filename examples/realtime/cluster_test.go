@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -184,7 +185,7 @@ func TestCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pg := range []*page{bob, carol} {
-		if got := next(t, pg.posted, "alice's note on another node"); got != first {
+		if got := next(t, pg.posted, "alice's note on another node"); !reflect.DeepEqual(got, first) {
 			t.Fatalf("told %+v, want %+v", got, first)
 		}
 	}
@@ -196,8 +197,8 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("bob's note %+v after alice's %+v", second, first)
 	}
 	for _, pg := range []*page{alice, carol} {
-		for got := next(t, pg.posted, "bob's note on another node"); got != second; got = next(t, pg.posted, "bob's note") {
-			if got != first {
+		for got := next(t, pg.posted, "bob's note on another node"); !reflect.DeepEqual(got, second); got = next(t, pg.posted, "bob's note") {
+			if !reflect.DeepEqual(got, first) {
 				t.Fatalf("told %+v, want %+v", got, second)
 			}
 		}
@@ -206,7 +207,7 @@ func TestCluster(t *testing.T) {
 	if err := carol.Call(ctx, "board.like", map[string]int64{"id": first.ID}, &liked); err != nil {
 		t.Fatal(err)
 	}
-	if got := next(t, alice.liked, "carol's like on node 1"); got != liked || got.Likes != 1 {
+	if got := next(t, alice.liked, "carol's like on node 1"); !reflect.DeepEqual(got, liked) || got.Likes != 1 {
 		t.Fatalf("alice was told %+v, want %+v with 1 like", got, liked)
 	}
 
@@ -257,7 +258,7 @@ func TestCluster(t *testing.T) {
 	if err := dave.Call(ctx, "board.list", nil, &notes); err != nil {
 		t.Fatal(err)
 	}
-	if len(notes) != total || notes[0] != liked || notes[1] != second || !slices.IsSortedFunc(notes, func(a, b Note) int { return cmp.Compare(a.ID, b.ID) }) {
+	if len(notes) != total || !reflect.DeepEqual(notes[0], liked) || !reflect.DeepEqual(notes[1], second) || !slices.IsSortedFunc(notes, func(a, b Note) int { return cmp.Compare(a.ID, b.ID) }) {
 		t.Fatalf("late node's board.list: %d notes starting %+v; want %d, oldest first, starting %+v, %+v", len(notes), notes[:min(2, len(notes))], total, liked, second)
 	}
 	statsSeen(t, carol, 10*time.Second, func(s Stats) bool { return s.Online == 4 })

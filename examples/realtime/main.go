@@ -28,8 +28,8 @@
 //
 // One Go server serves the page (embedded static files), a sign-in at
 // /login, and JSON-RPC 2.0 over WebSocket at /rpc, with ws.Server. The
-// page's JavaScript client is static/rpc.js, a small JSON-RPC 2.0 module
-// written for this demo.
+// page's JavaScript client is the library's own, jsonrpc.js, served at
+// /js/ from the Go package browser (embedded: no npm).
 //
 // Who posts: the page signs in first. POST /login {"name": "alice"} starts
 // a session and sets its random token as a cookie (HttpOnly, so the page's
@@ -82,6 +82,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/browser"
 	"github.com/peerwire/jsonrpc/cluster"
 	"github.com/peerwire/jsonrpc/ws"
 )
@@ -196,6 +197,7 @@ func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, cfg boardConfig,
 	mux.Handle("/rpc", auth.requireSession(whenLoaded(loaded, rpc)))
 	mux.HandleFunc("/healthz", board.health)
 	files, _ := fs.Sub(static, "static")
+	mux.Handle("/js/", http.StripPrefix("/js/", browser.Handler()))
 	mux.Handle("/", http.FileServerFS(files))
 
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -202,13 +204,13 @@ func TestBoard(t *testing.T) {
 		if note.ID == 0 || note.Text != "hello board" || note.Author != "alice" {
 			t.Fatalf("posted note = %+v", note)
 		}
-		if got := next(t, bob.posted, "board.posted on bob"); got != note {
+		if got := next(t, bob.posted, "board.posted on bob"); !reflect.DeepEqual(got, note) {
 			t.Fatalf("bob was told %+v, want %+v", got, note)
 		}
 		// The board's audience is a cluster Topic, which reaches every
 		// page, the poster's too (pages render notes by id, so twice is
 		// the same), followed by the stats.
-		if got := next(t, alice.posted, "board.posted on alice"); got != note {
+		if got := next(t, alice.posted, "board.posted on alice"); !reflect.DeepEqual(got, note) {
 			t.Fatalf("alice was told %+v, want %+v", got, note)
 		}
 		statsUntil(t, alice, func(s Stats) bool { return s.Posted == 1 })
@@ -230,7 +232,7 @@ func TestBoard(t *testing.T) {
 			t.Fatalf("author = %q, want bob", note.Author)
 		}
 		for _, pg := range []*page{alice, bob} {
-			if got := next(t, pg.posted, "board.posted"); got != note {
+			if got := next(t, pg.posted, "board.posted"); !reflect.DeepEqual(got, note) {
 				t.Fatalf("told %+v, want %+v", got, note)
 			}
 		}
@@ -249,7 +251,7 @@ func TestBoard(t *testing.T) {
 			t.Fatalf("author = %q, want carol", note.Author)
 		}
 		for _, pg := range []*page{alice, bob} {
-			if got := next(t, pg.posted, "board.posted"); got != note {
+			if got := next(t, pg.posted, "board.posted"); !reflect.DeepEqual(got, note) {
 				t.Fatalf("told %+v, want %+v", got, note)
 			}
 		}
@@ -290,8 +292,38 @@ func TestBoard(t *testing.T) {
 		if liked.ID != 1 || liked.Likes != 1 {
 			t.Fatalf("liked = %+v", liked)
 		}
-		if got := next(t, alice.liked, "board.liked on alice"); got != liked {
+		if got := next(t, alice.liked, "board.liked on alice"); !reflect.DeepEqual(got, liked) {
 			t.Fatalf("alice was told %+v, want %+v", got, liked)
+		}
+	})
+
+	// A like is once per person: liking again, or taking back a like not
+	// given, changes nothing and is announced to nobody (alice's next
+	// board.liked is the change after it).
+	t.Run("like once per person", func(t *testing.T) {
+		like := func(pg *page, unlike bool) Note {
+			t.Helper()
+			var n Note
+			if err := pg.Call(ctx, "board.like", map[string]any{"id": 1, "unlike": unlike}, &n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if n := like(bob, false); n.Likes != 1 || !slices.Equal(n.LikedBy, []string{"bob"}) {
+			t.Fatalf("bob's second like: %+v, want still 1 like, by bob", n)
+		}
+		if n := like(bob, true); n.Likes != 0 || len(n.LikedBy) != 0 {
+			t.Fatalf("bob's unlike: %+v, want 0 likes", n)
+		}
+		if got := next(t, alice.liked, "bob's unlike"); got.Likes != 0 {
+			t.Fatalf("alice was told %+v after bob's second like and his unlike, want the unlike (0 likes)", got)
+		}
+		like(bob, true)
+		if n := like(alice, false); n.Likes != 1 || !slices.Equal(n.LikedBy, []string{"alice"}) {
+			t.Fatalf("alice's like: %+v, want 1 like, by alice", n)
+		}
+		if got := next(t, alice.liked, "alice's like"); got.Likes != 1 || !slices.Equal(got.LikedBy, []string{"alice"}) {
+			t.Fatalf("alice was told %+v after bob's second unlike and her like, want her like", got)
 		}
 	})
 
@@ -441,14 +473,15 @@ func upgradeRequest(t *testing.T, base string) *http.Request {
 	return req
 }
 
-// TestStatic checks that the embedded page is served next to /rpc.
+// TestStatic checks that the embedded page, and the library's client from
+// the package browser, are served next to /rpc.
 func TestStatic(t *testing.T) {
 	base := startServer(t)
 	for path, want := range map[string]string{
-		"":          `<script type="module" src="app.js">`,
-		"app.js":    `from './rpc.js'`,
-		"rpc.js":    "export class Peer",
-		"style.css": ".note",
+		"":              `<script type="module" src="app.js">`,
+		"app.js":        `from './js/jsonrpc.js'`,
+		"js/jsonrpc.js": "export class Client", // the package browser's, not a copy
+		"style.css":     ".note",
 	} {
 		resp, err := http.Get(base + path)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -264,7 +265,7 @@ func TestDataDirKeepsBoard(t *testing.T) {
 	base, stop = run(natsConfig{Data: dir})
 	bob := dialPage(t, base, "bob", "bob")
 	var notes []Note
-	if err := bob.Call(t.Context(), "board.list", nil, &notes); err != nil || len(notes) != 1 || notes[0] != n {
+	if err := bob.Call(t.Context(), "board.list", nil, &notes); err != nil || len(notes) != 1 || !reflect.DeepEqual(notes[0], n) {
 		t.Errorf("board.list after a restart with -data: %+v, %v; want %+v", notes, err, n)
 	}
 	bob.Close()

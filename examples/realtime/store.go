@@ -693,38 +693,49 @@ func (s *store) putNote(ctx context.Context, n Note) error {
 	return s.waitView(ctx, rev)
 }
 
-// like adds one like to note id by compare-and-set, and returns the note
-// once this node's view has it; false when the note is not on the board.
-func (s *store) like(ctx context.Context, id int64) (Note, bool, error) {
+// like makes user like note id (or, if !on, no longer like it) by
+// compare-and-set, and returns the note once this node's view has it,
+// whether that changed it, and false when the note is not on the board.
+func (s *store) like(ctx context.Context, id int64, user string, on bool) (Note, bool, bool, error) {
 	board, _, err := s.kvs()
 	if err != nil {
-		return Note{}, false, err
+		return Note{}, false, false, err
 	}
 	for {
 		if _, ok := s.view.note(id); !ok {
-			return Note{}, false, nil
+			return Note{}, false, false, nil
 		}
 		e, err := board.Get(ctx, noteKey(id))
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-			return Note{}, false, nil
+			return Note{}, false, false, nil
 		}
 		if err != nil {
-			return Note{}, false, err
+			return Note{}, false, false, err
 		}
 		var n Note
 		if err := json.Unmarshal(e.Value(), &n); err != nil {
-			return Note{}, false, err
+			return Note{}, false, false, err
 		}
-		n.Likes++
+		i := slices.Index(n.LikedBy, user)
+		switch {
+		case on == (i >= 0):
+			return n, false, true, nil // as asked already
+		case on:
+			n.LikedBy = append(n.LikedBy, user)
+			n.Likes++
+		default:
+			n.LikedBy = slices.Delete(n.LikedBy, i, i+1)
+			n.Likes = max(0, n.Likes-1)
+		}
 		data, _ := json.Marshal(n)
 		rev, err := board.Update(ctx, noteKey(id), data, e.Revision())
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			continue // liked or purged meanwhile: read again
 		}
 		if err != nil {
-			return Note{}, false, err
+			return Note{}, false, false, err
 		}
-		return n, true, s.waitView(ctx, rev)
+		return n, true, true, s.waitView(ctx, rev)
 	}
 }
 

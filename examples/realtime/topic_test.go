@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"syscall"
 	"testing"
 	"time"
@@ -85,7 +86,7 @@ func TestBoardTopic(t *testing.T) {
 	if len(alice.posted) != 0 {
 		t.Fatal("a subscribed page got the plain board.posted too")
 	}
-	if got := next(t, bob.posted, "the plain notification"); got != one {
+	if got := next(t, bob.posted, "the plain notification"); !reflect.DeepEqual(got, one) {
 		t.Fatalf("the page that did not subscribe got %+v", got)
 	}
 
@@ -138,7 +139,7 @@ func TestBoardTopic(t *testing.T) {
 	if err := bob.Call(t.Context(), "board.post", map[string]string{"text": "three"}, &three); err != nil {
 		t.Fatal(err)
 	}
-	if got := next(t, back.posted, "the plain notification after unsubscribing"); got != three {
+	if got := next(t, back.posted, "the plain notification after unsubscribing"); !reflect.DeepEqual(got, three) {
 		t.Fatalf("after unsubscribing: %+v, want %+v", got, three)
 	}
 }

@@ -1,8 +1,9 @@
 // app.js: the sticky board page. It signs in first (POST login, which sets
 // the session cookie that the WebSocket upgrade carries), then all its talk
-// with the server goes through rpc.js; every frame is also shown in the
+// with the server goes through jsonrpc.js (served by the Go package
+// browser at js/); every frame is also shown in the
 // "On the wire" panel.
-import { Reconnecting } from './rpc.js';
+import { Client } from './js/jsonrpc.js';
 
 const CodeNotConfirmed = -32012; // board.clear that this page did not confirm
 
@@ -52,13 +53,34 @@ function renderNote(note) {
     li.style.setProperty('--tilt', `${((note.id * 37) % 7) - 3}deg`);
     li.innerHTML = `<p class="note-text" data-test="note-text"></p>
       <footer><span class="note-author" data-test="note-author"></span>
-      <button type="button" class="like" data-test="like" title="Like">♥ <span data-test="likes"></span></button></footer>`;
+      <time class="note-time" data-test="note-time"></time>
+      <button type="button" class="like" data-test="like" aria-pressed="false">♥ <span data-test="likes"></span></button></footer>`;
     const older = [...notesList.children].find((el) => Number(el.dataset.id) < note.id);
     notesList.insertBefore(li, older ?? null);
   }
   li.querySelector('.note-text').textContent = note.text; // textContent: never HTML
   li.querySelector('.note-author').textContent = note.author;
   li.querySelector('[data-test=likes]').textContent = note.likes;
+  const time = li.querySelector('.note-time');
+  time.dateTime = note.time;
+  time.textContent = noteTime(note.time);
+  time.title = new Date(note.time).toLocaleString();
+  // A like is once per person: the button shows whether it is yours, and
+  // takes it back when it is.
+  const mine = (note.likedBy ?? []).includes(myName);
+  const like = li.querySelector('.like');
+  like.setAttribute('aria-pressed', String(mine));
+  like.classList.toggle('liked', mine);
+  like.title = mine ? 'You like this: click to take your like back' : 'Like';
+}
+
+// noteTime shows when a note was posted: the time today, the date before.
+function noteTime(iso) {
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return '';
+  const today = new Date().toDateString() === t.toDateString();
+  return today ? t.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    : t.toLocaleDateString([], { day: 'numeric', month: 'short' });
 }
 
 // renderStats shows the board's summary, unless it is older than the one
@@ -83,7 +105,9 @@ function traceFrame(dir, text) {
       label = msg.map((m) => m.method ?? (m.error ? 'error' : 'result')).join(', ');
     } else if (msg.method !== undefined) {
       kind = 'id' in msg ? 'call' : 'notification';
-      label = msg.method;
+      // The board's news comes on the topic "board": the method it
+      // stands for is in the message's data.
+      label = msg.method === 'topic.message' ? `${msg.params?.data?.method} #${msg.params?.seq} (topic.message)` : msg.method;
     } else if (msg.error) {
       kind = 'error';
     }
@@ -143,12 +167,13 @@ function setOnline(online) {
   document.querySelectorAll('#compose button').forEach((b) => { b.disabled = !online; });
 }
 
-// loadBoard fetches the whole board on a new connection, with one batch:
-// one JSON array out, both replies matched by id. It runs on every
-// connection, the first and each reconnection, so a page that was away
-// misses nothing.
-async function loadBoard(peer) {
-  const [notes, stats] = await Promise.all(peer.batch([{ method: 'board.list' }, { method: 'board.stats' }]));
+// loadBoard fetches the whole board with one batch: one JSON array out,
+// both replies matched by id. It runs when the subscription to the topic
+// "board" starts afresh (the first connection, or a reconnection whose
+// missed news the server no longer has); otherwise a page that was away
+// gets what it missed from the topic's history and fetches nothing.
+async function loadBoard(rpc) {
+  const [notes, stats] = await Promise.all(rpc.batch([{ method: 'board.list' }, { method: 'board.stats' }]));
   notesList.replaceChildren();
   notes.forEach(renderNote);
   statsVersion = -1; // a restarted cluster may count afresh
@@ -183,31 +208,50 @@ function showState(state, info) {
 async function start() {
   const url = new URL('rpc', location.href);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  const rpc = new Reconnecting(url.href, {
+  const rpc = new Client(url.href, {
     prepare: () => signIn(myName),
-    onconnect: loadBoard,
-    onstate: showState,
+    onstatus: showState,
+    trace: traceFrame,
   });
-  rpc.trace = traceFrame;
 
   // Methods the server calls on this page: before it clears the board,
   // the server asks the person here, with the count only it knows.
   rpc.handle('page.confirm', ({ question }) => window.confirm(question));
 
-  // Notifications the server pushes to every page.
-  rpc.on('board.posted', (note) => {
+  // The board's news: every page subscribes to the topic "board", whose
+  // messages are {method, params} of the news, each exactly once and in
+  // order, across reconnections (jsonrpc.js subscribes again with its
+  // position). The same handlers serve the plain notifications the server
+  // sends before the subscription starts.
+  const news = new Map();
+  const onNews = (method, fn) => {
+    news.set(method, fn);
+    rpc.on(method, fn);
+  };
+  onNews('board.posted', (note) => {
     renderNote(note);
     say(`${note.author} posted a note`);
   });
-  rpc.on('board.liked', renderNote);
-  // The board's news reaches every page, this one too: while this page's
-  // own clear is under way, its reply says it better.
-  let clearing = false;
-  rpc.on('board.cleared', ({ by }) => {
-    notesList.replaceChildren();
-    if (!clearing) say(`${by} cleared the board`);
+  onNews('board.liked', (liked) => {
+    renderNote(liked);
+    if (liked.by === myName) return; // this page's own like: its reply says it
+    const whose = liked.author === myName ? 'your' : `${liked.author}'s`;
+    say(liked.liked ? `${liked.by} liked ${whose} note` : `${liked.by} took back a like of ${whose} note`);
   });
-  rpc.on('board.stats', renderStats);
+  // The board's news reaches every page, this one too, and may come
+  // before or after the reply to this page's own clear (the news goes
+  // round the cluster): the reply says it better, so the news of this
+  // page's own clear is not shown, whichever comes first.
+  let clearing = false;
+  let ownClearNews = false; // the news of this page's clear came during it
+  let ownClearAhead = false; // the reply came, its news not yet
+  onNews('board.cleared', ({ by }) => {
+    notesList.replaceChildren();
+    if (by === myName && clearing) return void (ownClearNews = true);
+    if (by === myName && ownClearAhead) return void (ownClearAhead = false);
+    say(`${by} cleared the board`);
+  });
+  onNews('board.stats', renderStats);
 
   // Calls, with a result or an error shown to the user.
   $('compose').addEventListener('submit', async (event) => {
@@ -223,8 +267,11 @@ async function start() {
   });
   $('clear').addEventListener('click', async () => {
     clearing = true;
+    ownClearNews = false;
     try {
-      const { cleared } = await rpc.call('board.clear');
+      // The server waits up to a minute for the person to answer page.confirm.
+      const { cleared } = await rpc.call('board.clear', undefined, { timeout: 70_000 });
+      ownClearAhead = !ownClearNews;
       notesList.replaceChildren();
       say(`You cleared the board (${cleared} notes)`);
       showError(null);
@@ -239,15 +286,26 @@ async function start() {
   notesList.addEventListener('click', async (event) => {
     const like = event.target.closest('.like');
     if (!like) return;
+    const unlike = like.getAttribute('aria-pressed') === 'true';
     try {
-      renderNote(await rpc.call('board.like', { id: Number(like.closest('.note').dataset.id) }));
+      const note = await rpc.call('board.like', { id: Number(like.closest('.note').dataset.id), unlike });
+      renderNote(note);
+      const whose = note.author === myName ? 'your own' : `${note.author}'s`;
+      say(unlike ? `You took back your like of ${whose} note` : `You liked ${whose} note`);
+      showError(null);
     } catch (e) {
       showError(e);
     }
   });
 
+  let loading = Promise.resolve();
   try {
-    await rpc.start(); // the first connection, board loaded (loadBoard)
+    await rpc.start(); // the first connection
+    await rpc.subscribe('board', {
+      onMessage: ({ method, params }) => news.get(method)?.(params),
+      onReset: () => { loading = loadBoard(rpc).catch(showError); },
+    });
+    await loading; // the board, loaded on the first subscription's reset
   } catch (e) {
     setStatus('offline', 'offline');
     showError(new Error(`${e.message}: sign in again`));

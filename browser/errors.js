@@ -1,0 +1,39 @@
+// errors.js: the errors jsonrpc.js's calls reject with (re-exported by
+// jsonrpc.js). MIT licence, part of github.com/peerwire/jsonrpc.
+
+/** A JSON-RPC error object as a JavaScript Error: what a call rejects with
+ * on an error reply, and what a handler throws to send a specific error. */
+export class RPCError extends Error {
+  constructor(code, message, data) {
+    super(message);
+    this.name = 'RPCError';
+    this.code = code;
+    if (data !== undefined) this.data = data;
+  }
+}
+
+/** A call given up because its AbortSignal fired; cause is the signal's
+ * reason. */
+export class AbortError extends Error {
+  constructor(message, cause) {
+    super(message, { cause });
+    this.name = 'AbortError';
+  }
+}
+
+/** A call given up because its timeout passed before the reply came. */
+export class TimeoutError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'TimeoutError';
+  }
+}
+
+/** A call that cannot complete on this connection: it ended before the
+ * reply came (the call may or may not have run), or the client is closed. */
+export class ConnectionError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'ConnectionError';
+  }
+}

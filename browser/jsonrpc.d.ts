@@ -1,0 +1,208 @@
+// Type declarations of jsonrpc.js: a JSON-RPC 2.0 peer for the browser
+// over one WebSocket. MIT licence, part of github.com/peerwire/jsonrpc.
+
+/** A JSON value. */
+export type JSONValue = null | boolean | number | string | JSONValue[] | { [key: string]: JSONValue };
+
+/** params of a call or notification: an object, an array, or none. */
+export type Params = { [key: string]: unknown } | unknown[] | undefined;
+
+/** A JSON-RPC error object as an Error: what a call rejects with on an
+ * error reply, and what a handler throws to send a specific error. */
+export class RPCError extends Error {
+  constructor(code: number, message: string, data?: unknown);
+  readonly name: 'RPCError';
+  code: number;
+  data?: unknown;
+}
+
+/** A call given up because its AbortSignal fired; cause is the signal's reason. */
+export class AbortError extends Error {
+  constructor(message: string, cause?: unknown);
+  readonly name: 'AbortError';
+}
+
+/** A call given up because no reply came within its timeout. */
+export class TimeoutError extends Error {
+  constructor(message: string);
+  readonly name: 'TimeoutError';
+}
+
+/** A call that cannot complete: its connection ended before the reply
+ * came (the call may or may not have run), or the client is closed. */
+export class ConnectionError extends Error {
+  constructor(message: string);
+  readonly name: 'ConnectionError';
+}
+
+/** How a cancelled call is announced to the other side, and how its
+ * cancellations of our served calls are read. */
+export interface CancelDialect {
+  /** The notification's method, e.g. "$/cancelRequest". */
+  method: string;
+  /** The notification's params for the call with this id. */
+  params(id: string): Params;
+  /** The id of the call a received cancel notification names. */
+  id(params: unknown): string | number | undefined;
+}
+
+/** $/cancelRequest {id}: the Language Server Protocol's, Go's jsonrpc.LSPCancel. */
+export const LSPCancel: CancelDialect;
+/** notifications/cancelled {requestId}: the Model Context Protocol's, Go's jsonrpc.MCPCancel. */
+export const MCPCancel: CancelDialect;
+
+export type ConnectionStatus = 'connecting' | 'connected' | 'reconnecting' | 'closed';
+export const Status: Readonly<{ [S in ConnectionStatus]: S }>;
+
+/** What comes with a status change. */
+export interface StatusInfo {
+  /** reconnecting: the milliseconds until the next attempt. */
+  delay?: number;
+  /** reconnecting, connecting: the attempt's number, from 1, since the last connection. */
+  attempt?: number;
+  /** reconnecting: why the last attempt failed (null after a drop); closed: why start failed. */
+  error?: unknown;
+}
+
+/** The 'status' event a Client dispatches on every status change. */
+export interface StatusEvent extends Event, StatusInfo {
+  readonly status: ConnectionStatus;
+}
+
+export interface ClientOptions {
+  /** Default per-call timeout in milliseconds; default 30000; 0, a
+   * negative number or Infinity: none. */
+  timeout?: number;
+  /** The cancel dialect: sent when a call of ours times out or is aborted
+   * after it was sent, and read to abort the calls we serve. Default
+   * none (null), as in the Go Peer's Options.Cancel. */
+  cancel?: CancelDialect | null;
+  /** Reconnect when the connection drops; default true. */
+  reconnect?: boolean;
+  /** Backoff between attempts: doubles from minDelay to maxDelay
+   * milliseconds, each delay drawn from the upper half; defaults 500 and 10000. */
+  minDelay?: number;
+  maxDelay?: number;
+  /** Milliseconds of silence after which rpc.ping is sent (a method name
+   * the specification reserves: any reply, an error too, is a sign of
+   * life); a connection silent for twice this long is taken as lost and
+   * reconnected. Default 0: no heartbeat. */
+  heartbeat?: number;
+  /** Follow the browser's offline and online events: offline ends the
+   * connection at once (reconnecting), online tries again at once.
+   * Default true (where globalThis has addEventListener). */
+  watchNetwork?: boolean;
+  /** Live messages of a topic held while its subscribe is in flight; past
+   * it they are dropped and the topic subscribes again after the reply,
+   * recovering them from the history. Default 4096; negative: no bound. */
+  maxBuffered?: number;
+  /** Runs before each reconnection attempt (sign in again, say). */
+  prepare?: () => void | Promise<void>;
+  /** Runs on every connection, the first included, once the topics are
+   * subscribed again and waiting calls sent, before the status is
+   * 'connected'; a throw drops the connection (start rejects; a
+   * reconnection tries again). */
+  onconnect?: (client: Client) => void | Promise<void>;
+  /** Called on every status change (as the 'status' event). */
+  onstatus?: (status: ConnectionStatus, info: StatusInfo) => void;
+  /** Called with every frame sent ('out') and received ('in'). */
+  trace?: ((dir: 'in' | 'out', text: string) => void) | null;
+  /** The WebSocket constructor; default globalThis.WebSocket. */
+  WebSocket?: new (url: string | URL) => WebSocket;
+}
+
+export interface CallOptions {
+  /** Milliseconds; default the client's timeout. Counts time spent
+   * waiting for a connection too. */
+  timeout?: number;
+  /** Aborting rejects the call with an AbortError and, if it was sent
+   * and a cancel dialect is set, tells the other side. */
+  signal?: AbortSignal;
+}
+
+/** One element of a batch: a call, or a notification if notify. */
+export interface BatchElement {
+  method: string;
+  params?: Params;
+  notify?: boolean;
+}
+
+/** What a handler of a call from the other side gets besides params. */
+export interface ServeContext {
+  /** The call's id, as JSON.parse gives it. */
+  id: string | number | null;
+  /** Aborts when the other side cancels the call (cancel dialect) or the connection ends. */
+  signal: AbortSignal;
+}
+
+/** A topic's position: the epoch of its history and the last seq applied. */
+export interface Position {
+  epoch: string;
+  seq: number;
+}
+
+export interface MessageMeta extends Position {
+  topic: string;
+}
+
+export interface ResetInfo extends Position {
+  topic: string;
+  recovered: false;
+}
+
+export interface SubscribeHandlers<T = unknown> {
+  /** Every message of the topic, exactly once and in seq order, across reconnects. */
+  onMessage?: (data: T, meta: MessageMeta) => void;
+  /** The history could not be recovered (also on the first subscription):
+   * fetch the state again; messages after position follow. */
+  onReset?: (info: ResetInfo) => void;
+  /** A later re-subscription was refused; the subscription has ended.
+   * (-32603, -32000 and -32003, the server unable to read the history
+   * for now, overloaded or shutting down, are tried again after a delay
+   * instead.) */
+  onError?: (error: RPCError) => void;
+}
+
+export interface Subscription {
+  readonly topic: string;
+  /** The last position applied, or null before the first reply. */
+  readonly position: Position | null;
+  /** Ends the subscription (topic.unsubscribe when connected). */
+  unsubscribe(): Promise<void>;
+}
+
+/** A JSON-RPC 2.0 peer over a WebSocket that it opens again, with
+ * backoff, whenever it drops, until close(). */
+export class Client extends EventTarget {
+  constructor(url: string | URL, options?: ClientOptions);
+  readonly url: string | URL;
+  /** The current status. */
+  readonly status: ConnectionStatus;
+  /** Connections opened after the first. */
+  readonly reconnects: number;
+  trace: ((dir: 'in' | 'out', text: string) => void) | null;
+
+  /** Opens the first connection; resolves once it is open and onconnect
+   * has run; rejects (status 'closed') if that first attempt fails. */
+  start(): Promise<void>;
+  /** Calls method; rejects with RPCError, TimeoutError, AbortError or ConnectionError. */
+  call<R = any>(method: string, params?: Params, options?: CallOptions): Promise<R>;
+  /** Sends a notification; throws ConnectionError when not connected. */
+  notify(method: string, params?: Params): void;
+  /** One JSON array out; per element the Promise of its outcome, undefined for notify elements. */
+  batch(elements: BatchElement[], options?: CallOptions): (Promise<any> | undefined)[];
+  /** Serves method for the other side. */
+  handle(method: string, fn: (params: any, ctx: ServeContext) => unknown): this;
+  /** Listens to the other side's notifications of method. */
+  on(method: string, fn: (params: any) => void): this;
+  /** topic.subscribe with recovery across reconnects. */
+  subscribe<T = unknown>(topic: string, handlers?: SubscribeHandlers<T>): Promise<Subscription>;
+  /** Closes and stops reconnecting; waiting and pending calls reject with ConnectionError. */
+  close(): void;
+
+  addEventListener(type: 'status', listener: (event: StatusEvent) => void, options?: boolean | AddEventListenerOptions): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
+}
+
+/** new Client(url, options), started: resolves once connected. */
+export function connect(url: string | URL, options?: ClientOptions): Promise<Client>;

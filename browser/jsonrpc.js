@@ -1,0 +1,457 @@
+// jsonrpc.js: a JSON-RPC 2.0 peer for the browser over one WebSocket, that
+// reconnects by itself and keeps topic subscriptions across reconnects.
+// An ES module with no dependencies and no build step; types in
+// jsonrpc.d.ts. MIT licence, part of github.com/peerwire/jsonrpc (whose Go
+// package browser serves this file).
+//
+//   import { Client, RPCError } from './jsonrpc.js';
+//   const rpc = new Client('wss://example.com/rpc', { timeout: 10_000 });
+//   await rpc.start();
+//   const note = await rpc.call('board.post', { text: 'hi' });     // RPCError on an error reply
+//   rpc.notify('board.typing', { who: 'me' });                     // no reply
+//   rpc.handle('page.confirm', ({ question }) => confirm(question)); // the server calls the page
+//   rpc.on('board.stats', (stats) => show(stats));                 // the server's notifications
+//   const sub = await rpc.subscribe('board', { onMessage, onReset }); // topic.subscribe, recovered on reconnect
+//
+// Like the Go library's Peer it is client and server at once. Ids of the
+// calls it makes are strings ("1", "2", ...), so that no id is ever a
+// JavaScript number beyond 2^53; ids of the calls it serves are echoed
+// byte for byte as they came, numbers too (see wire.js). The module
+// imports errors.js, wire.js and topics.js, next to it.
+
+import { RPCError, AbortError, TimeoutError, ConnectionError } from './errors.js';
+import { message, errorReply, rawOf, rawIDs } from './wire.js';
+import { Topics } from './topics.js';
+
+export { RPCError, AbortError, TimeoutError, ConnectionError };
+
+/** The Language Server Protocol's cancellation: $/cancelRequest {id}. */
+export const LSPCancel = Object.freeze({
+  method: '$/cancelRequest',
+  params: (id) => ({ id }),
+  id: (params) => params?.id,
+});
+
+/** The Model Context Protocol's cancellation: notifications/cancelled
+ * {requestId}. */
+export const MCPCancel = Object.freeze({
+  method: 'notifications/cancelled',
+  params: (id) => ({ requestId: id }),
+  id: (params) => params?.requestId,
+});
+
+/** The connection states, in the order a client goes through them. */
+export const Status = Object.freeze({
+  connecting: 'connecting',
+  connected: 'connected',
+  reconnecting: 'reconnecting',
+  closed: 'closed',
+});
+
+const DEFAULT_TIMEOUT = 30_000;
+
+const OPEN = 1; // WebSocket.OPEN
+
+/** Client is a JSON-RPC 2.0 peer over a WebSocket that it opens again,
+ * with backoff, whenever it drops, until close(). See jsonrpc.d.ts for
+ * the options and their defaults. */
+export class Client extends EventTarget {
+  constructor(url, options = {}) {
+    super();
+    this.url = url;
+    this.options = options;
+    this.timeout = options.timeout ?? DEFAULT_TIMEOUT;
+    this.cancel = options.cancel ?? null;
+    this.minDelay = options.minDelay ?? 500;
+    this.maxDelay = Math.max(options.maxDelay ?? 10_000, this.minDelay);
+    this.reconnect = options.reconnect ?? true;
+    this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
+    this.trace = options.trace ?? null; // trace('out' | 'in', text) for every frame
+    this.status = Status.closed;
+    this.reconnects = 0; // connections opened after the first
+    this.socket = null;  // the open WebSocket, or null
+    this.nextID = 1;
+    this.pending = new Map();  // id (a string) -> call of ours awaiting its reply
+    this.waiting = new Set();  // sends held until a connection is open
+    this.handlers = new Map(); // method -> fn(params, ctx) serving the other side
+    this.listeners = new Map(); // method -> [fn(params)]
+    this.serving = new Map();  // raw id -> AbortController of a call we serve
+    this.topics = new Topics(this);
+    this.stopped = false;
+    this.timer = null;
+    this.on('topic.message', (m) => this.topics.message(m));
+    this.beat = null;
+    this.onNetwork = (e) => this.network(e.type === 'online');
+    if (this.cancel) this.on(this.cancel.method, (p) => this.serving.get(rawOf(this.cancel.id(p)))?.abort());
+  }
+
+  /** Opens the first connection; resolves once it is open and onconnect
+   * has run, rejects if that first attempt fails (then nothing retries). */
+  async start() {
+    this.stopped = false;
+    if ((this.options.watchNetwork ?? true) && typeof globalThis.addEventListener === 'function') {
+      globalThis.addEventListener('online', this.onNetwork);
+      globalThis.addEventListener('offline', this.onNetwork);
+    }
+    this.setStatus(Status.connecting, {});
+    try {
+      await this.connectOnce(false);
+    } catch (e) {
+      this.stopped = true;
+      globalThis.removeEventListener?.('online', this.onNetwork);
+      globalThis.removeEventListener?.('offline', this.onNetwork);
+      this.setStatus(Status.closed, { error: e });
+      throw e;
+    }
+  }
+
+  /** Calls method with params (an object, an array, or undefined for
+   * none); resolves to the result, rejects with an RPCError (code,
+   * message, data) on an error reply, a TimeoutError, an AbortError or a
+   * ConnectionError. While the client reconnects the call waits, within
+   * its timeout, for the next connection. options: { timeout, signal }. */
+  call(method, params, options) {
+    const call = this.request(method, params, options);
+    if (call.live()) this.whenOpen(() => this.send([call], false), (e) => call.reject(e));
+    return call.promise;
+  }
+
+  /** Sends a notification (no reply comes); throws a ConnectionError when
+   * no connection is open. */
+  notify(method, params) {
+    if (!this.socket) throw new ConnectionError('jsonrpc.js: not connected');
+    this.send([{ msg: message(method, params) }], false);
+  }
+
+  /** Sends elements [{ method, params, notify }] as one JSON array and
+   * returns, for each element, the Promise of its outcome (as call's) or
+   * undefined for a notify element; replies are matched by id. options
+   * as call's, for every element. */
+  batch(elements, options) {
+    const items = elements.map((e) => (e.notify ? { msg: message(e.method, e.params) } : this.request(e.method, e.params, options)));
+    const fail = (err) => items.forEach((c) => c.reject?.(err));
+    this.whenOpen(() => this.send(items, true), fail);
+    return items.map((c) => c.promise);
+  }
+
+  /** Serves method for the other side: fn(params, { id, signal }) returns
+   * the result (or a Promise of it) or throws; an RPCError goes back as
+   * is, anything else as -32603 Internal error. signal aborts when the
+   * other side cancels the call (in the cancel dialect) or the
+   * connection ends. Unregistered methods get -32601. */
+  handle(method, fn) {
+    this.handlers.set(method, fn);
+    return this;
+  }
+
+  /** Calls fn(params) for every notification of method the other side
+   * sends, in arrival order. */
+  on(method, fn) {
+    if (!this.listeners.has(method)) this.listeners.set(method, []);
+    this.listeners.get(method).push(fn);
+    return this;
+  }
+
+  /** Closes the connection and stops reconnecting; waiting and pending
+   * calls reject with a ConnectionError, subscriptions end. */
+  close() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.beat);
+    globalThis.removeEventListener?.('online', this.onNetwork);
+    globalThis.removeEventListener?.('offline', this.onNetwork);
+    const socket = this.socket;
+    this.socket = null;
+    const closed = new ConnectionError('jsonrpc.js: client closed');
+    this.dropped(closed);
+    for (const w of [...this.waiting]) w.fail(closed);
+    this.topics.end(closed);
+    socket?.close(1000);
+    this.setStatus(Status.closed, {});
+  }
+
+  // request makes a call: its message and its Promise, which settles once,
+  // with the reply, on its timeout or signal, or with reject(error).
+  request(method, params, { timeout = this.timeout, signal } = {}) {
+    const id = String(this.nextID++);
+    let state = 'waiting'; // then 'sent', then 'done'
+    let settle;
+    let timer = null;
+    const call = {
+      msg: { ...message(method, params), id },
+      promise: new Promise((resolve, reject) => { settle = { resolve, reject }; }),
+      live: () => state !== 'done',
+      sent: () => { state = 'sent'; this.pending.set(id, call); },
+      resolve: (v) => finish() && settle.resolve(v),
+      reject: (e) => finish() && settle.reject(e),
+    };
+    const finish = () => {
+      if (state === 'done') return false;
+      state = 'done';
+      this.pending.delete(id);
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      return true;
+    };
+    // giveUp ends the call from this side, and tells the other side if
+    // it has the call and the cancel dialect is set.
+    const giveUp = (e) => {
+      const tell = state === 'sent' && this.cancel && this.socket;
+      call.reject(e);
+      if (tell) this.send([{ msg: message(this.cancel.method, this.cancel.params(id)) }], false);
+    };
+    const onAbort = () => giveUp(new AbortError(`jsonrpc.js: ${method} aborted`, signal.reason));
+    if (signal?.aborted) {
+      onAbort();
+    } else {
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (timeout > 0 && timeout !== Infinity) {
+        timer = setTimeout(() => giveUp(new TimeoutError(`jsonrpc.js: ${method}: no reply within ${timeout} ms`)), timeout);
+      }
+    }
+    return call;
+  }
+
+  // whenOpen runs send now if a connection is open, or once one is; fail
+  // ends the wait (with close()).
+  whenOpen(send, fail) {
+    if (this.socket) return send();
+    if (this.stopped) return fail(new ConnectionError('jsonrpc.js: client closed'));
+    const w = { send, fail: (e) => { this.waiting.delete(w); fail(e); } };
+    this.waiting.add(w);
+  }
+
+  // send writes items' messages on the open connection, as one array if
+  // batch; calls that ended while they waited (timeout, signal) are left
+  // out.
+  send(items, batch) {
+    const socket = this.socket;
+    const out = items.filter((c) => !c.live || c.live());
+    if (!socket || out.length === 0) return;
+    out.forEach((c) => c.sent?.());
+    const msgs = out.map((c) => c.msg);
+    this.sendText(JSON.stringify(batch ? msgs : msgs[0]));
+  }
+
+  sendText(text) {
+    if (!this.socket) return;
+    this.trace?.('out', text);
+    this.socket.send(text);
+  }
+
+  // connectOnce opens a WebSocket (after prepare, on a reconnection), sets
+  // it up and uses it: re-subscribes every topic, sends what waited, runs
+  // onconnect, reports connected.
+  async connectOnce(again) {
+    if (again) await this.options.prepare?.();
+    const socket = await openSocket(this.WebSocket, this.url);
+    if (this.stopped) {
+      socket.close(1000);
+      throw new ConnectionError('jsonrpc.js: client closed');
+    }
+    this.socket = socket;
+    socket.addEventListener('message', (event) => {
+      if (this.socket !== socket) return;
+      this.alive();
+      this.receive(String(event.data));
+    });
+    socket.addEventListener('close', () => this.lost(socket));
+    this.alive();
+    this.topics.resubscribe();
+    for (const w of [...this.waiting]) {
+      this.waiting.delete(w);
+      w.send();
+    }
+    try {
+      await this.options.onconnect?.(this);
+    } catch (e) {
+      if (this.socket === socket) {
+        this.socket = null;
+        this.dropped(new ConnectionError('jsonrpc.js: onconnect failed'));
+        socket.close(4000, 'onconnect failed');
+      }
+      throw e;
+    }
+    if (this.socket !== socket) throw new ConnectionError('jsonrpc.js: connection closed while it was being set up');
+    this.setStatus(Status.connected, {});
+  }
+
+  /** Subscribes to a topic (topic.subscribe, see TOPICS in the README):
+   * handlers.onMessage(data, { topic, epoch, seq }) sees every message
+   * exactly once and in order, across reconnects; handlers.onReset({
+   * topic, epoch, seq, recovered: false }) runs when the history could not
+   * be recovered (the first subscription included): the app must fetch
+   * its state again. Resolves to a Subscription after the first reply;
+   * rejects with the server's RPCError if it refuses the topic. See
+   * topics.js. */
+  subscribe(topic, handlers = {}) {
+    return this.topics.subscribe(topic, handlers);
+  }
+
+  // lost ends the use of socket, gone (closed, silent past the heartbeat,
+  // or the browser offline): calls in flight fail, and the client
+  // reconnects if it was connected (else connectOnce fails and its caller
+  // decides).
+  lost(socket) {
+    if (this.socket !== socket) return;
+    this.socket = null;
+    clearTimeout(this.beat);
+    this.dropped(new ConnectionError('jsonrpc.js: connection closed before the reply came'));
+    socket.close(4001, 'gone');
+    if (this.status !== Status.connected) return;
+    if (this.reconnect) this.retry(1, null);
+    else this.close();
+  }
+
+  // alive restarts the heartbeat's clock: something came from the other
+  // side. After heartbeat ms of silence it sends rpc.ping (a name the
+  // specification reserves, so no server serves it: an error reply is as
+  // good a sign of life as any), and after another heartbeat ms of
+  // silence the connection is taken as lost.
+  alive() {
+    const every = this.options.heartbeat ?? 0;
+    if (!(every > 0)) return;
+    clearTimeout(this.beat);
+    globalThis.removeEventListener?.('online', this.onNetwork);
+    globalThis.removeEventListener?.('offline', this.onNetwork);
+    const socket = this.socket;
+    this.beat = setTimeout(() => {
+      if (this.socket !== socket) return;
+      this.call('rpc.ping', undefined, { timeout: every }).catch(() => {});
+      this.beat = setTimeout(() => this.lost(socket), every);
+    }, every);
+  }
+
+  // network follows the browser's online and offline events: offline
+  // ends the connection at once (nothing can reach it; its close would
+  // not come until the network is back), online tries again at once.
+  network(online) {
+    if (this.stopped) return;
+    if (!online) return this.socket && this.lost(this.socket);
+    if (this.status !== Status.reconnecting) return;
+    clearTimeout(this.timer);
+    this.retry(1, null, 0);
+  }
+
+  // dropped fails every call in flight and aborts every call served.
+  dropped(error) {
+    for (const call of [...this.pending.values()]) call.reject(error);
+    for (const ac of this.serving.values()) ac.abort(error);
+    this.serving.clear();
+  }
+
+  // retry schedules attempt number attempt, after a failed one (error),
+  // after a delay that doubles from minDelay to maxDelay, drawn from its
+  // upper half so that pages dropped together do not come back together.
+  retry(attempt, error, now) {
+    const ceiling = Math.min(this.maxDelay, this.minDelay * 2 ** (attempt - 1));
+    const delay = now ?? Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+    this.setStatus(Status.reconnecting, { delay, attempt, error });
+    this.timer = setTimeout(async () => {
+      if (this.stopped) return;
+      this.setStatus(Status.connecting, { attempt });
+      try {
+        await this.connectOnce(true);
+        this.reconnects++;
+      } catch (e) {
+        if (!this.stopped) this.retry(attempt + 1, e);
+      }
+    }, delay);
+  }
+
+  setStatus(status, info) {
+    this.status = status;
+    this.options.onstatus?.(status, info);
+    this.dispatchEvent(Object.assign(new Event('status'), { status, ...info }));
+  }
+
+  // receive handles one incoming frame: a message, or a batch of them
+  // whose replies go back in one array.
+  async receive(text) {
+    this.trace?.('in', text);
+    let msg;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      return this.sendText(errorReply('null', -32700, 'Parse error'));
+    }
+    const ids = rawIDs(text, msg);
+    if (!Array.isArray(msg)) {
+      const reply = await this.receiveOne(msg, ids[0]);
+      if (reply) this.sendText(reply);
+      return;
+    }
+    if (msg.length === 0) return this.sendText(errorReply('null', -32600, 'Invalid Request'));
+    const replies = (await Promise.all(msg.map((m, i) => this.receiveOne(m, ids[i])))).filter(Boolean);
+    if (replies.length > 0) this.sendText(`[${replies.join(',')}]`);
+  }
+
+  // receiveOne handles one message, id its id's text as it came, and
+  // returns the text of the reply to send, if any. Everything before its
+  // first await runs at once, so messages are handled in arrival order.
+  async receiveOne(m, id) {
+    if (m === null || typeof m !== 'object' || Array.isArray(m)) return errorReply('null', -32600, 'Invalid Request');
+    if (!('method' in m) && ('result' in m || 'error' in m)) return void this.reply(m);
+    const idOK = !('id' in m) || m.id === null || typeof m.id === 'string' || typeof m.id === 'number';
+    if (!idOK) return errorReply('null', -32600, 'Invalid Request');
+    if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' ||
+      ('params' in m && (m.params === null || typeof m.params !== 'object'))) {
+      return errorReply(id ?? 'null', -32600, 'Invalid Request'); // without an id too: not a notification
+    }
+    if (!('id' in m)) {
+      for (const fn of this.listeners.get(m.method) ?? []) {
+        try { fn(m.params); } catch (e) { console.error(`jsonrpc.js: listener for ${m.method} failed:`, e); }
+      }
+      return;
+    }
+    const fn = this.handlers.get(m.method);
+    if (!fn) return errorReply(id, -32601, 'Method not found');
+    const ac = new AbortController();
+    this.serving.set(id, ac);
+    try {
+      const result = await fn(m.params, { id: m.id, signal: ac.signal });
+      return `{"jsonrpc":"2.0","id":${id},"result":${JSON.stringify(result === undefined ? null : result)}}`;
+    } catch (e) {
+      if (e instanceof RPCError) return errorReply(id, e.code, e.message, e.data);
+      console.error(`jsonrpc.js: handler for ${m.method} failed:`, e);
+      return errorReply(id, -32603, 'Internal error');
+    } finally {
+      if (this.serving.get(id) === ac) this.serving.delete(id);
+    }
+  }
+
+  // reply delivers a reply to the call of ours with exactly its id: our
+  // ids are strings, so a number never matches one.
+  reply(m) {
+    const call = typeof m.id === 'string' ? this.pending.get(m.id) : undefined;
+    if (!call) return; // a late reply to a call given up, or garbage: nobody waits
+    if (m.error && typeof m.error === 'object') call.reject(new RPCError(m.error.code, m.error.message, m.error.data));
+    else call.resolve(m.result);
+  }
+}
+
+/** connect makes a Client and starts it: resolves to the Client once its
+ * first connection is open (onconnect done). */
+export async function connect(url, options) {
+  const client = new Client(url, options);
+  await client.start();
+  return client;
+}
+
+// openSocket resolves to a WebSocket once it is open.
+function openSocket(WS, url) {
+  return new Promise((resolve, reject) => {
+    if (typeof WS !== 'function') throw new ConnectionError('jsonrpc.js: no WebSocket: pass options.WebSocket');
+    const socket = new WS(url);
+    const fail = () => reject(new ConnectionError(`jsonrpc.js: cannot connect to ${url}`));
+    socket.addEventListener('error', fail, { once: true });
+    socket.addEventListener('close', fail, { once: true });
+    socket.addEventListener('open', () => {
+      socket.removeEventListener('error', fail);
+      socket.removeEventListener('close', fail);
+      if (socket.readyState !== OPEN) return fail();
+      resolve(socket);
+    }, { once: true });
+  });
+}
+

@@ -1,0 +1,97 @@
+//go:build unix
+
+package browser_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package if any test leaves a goroutine behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// need skips the test, or fails it when REQUIRE_BROWSER=1 (as .ci/run
+// sets), because a tool is missing.
+func need(t *testing.T, missing string) {
+	t.Helper()
+	const hint = "install node 20 and chromium, and run npm ci in browser/test"
+	if os.Getenv("REQUIRE_BROWSER") == "1" {
+		t.Fatalf("%s, and REQUIRE_BROWSER=1; %s", missing, hint)
+	}
+	t.Skipf("%s; %s (REQUIRE_BROWSER=1 makes this a failure)", missing, hint)
+}
+
+// runNode runs node with args in dir test/, with env added, bounded by
+// timeout; it kills node's whole process group (a Chromium too) if it
+// overruns.
+func runNode(t *testing.T, timeout time.Duration, env []string, args ...string) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		need(t, "node is not installed")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir, _ = filepath.Abs("test")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	t.Logf("node %v:\n%s", args, out.Bytes())
+	if ctx.Err() != nil {
+		t.Fatalf("node %v: killed after %v", args, timeout)
+	}
+	if err != nil {
+		t.Fatalf("node %v: %v", args, err)
+	}
+}
+
+// TestNode runs the client's tests with node's own test runner against a
+// real Go server (testServer): test/client.test.mjs over WebSocket (calls,
+// errors, timeouts, AbortSignal and the cancel reaching the handler's
+// ctx, reconnection, calls from the server, subscriptions with recovery)
+// and test/unit.test.mjs against a fake socket (exact ids).
+func TestNode(t *testing.T) {
+	s := startTestServer(t)
+	runNode(t, 120*time.Second, []string{"JSONRPC_BASE=" + s.hs.URL},
+		"--experimental-websocket", "--test", "--test-reporter=spec", "client.test.mjs", "unit.test.mjs")
+}
+
+// TestChromium runs test/chromium.mjs: the package in headless Chromium,
+// served by Handler, with a page taken offline through the DevTools
+// protocol and back, recovering what was published meanwhile.
+func TestChromium(t *testing.T) {
+	chromium := os.Getenv("CHROMIUM_PATH")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		need(t, "no Chromium at "+chromium)
+	}
+	if _, err := os.Stat(filepath.Join("test", "node_modules", "playwright-core", "package.json")); err != nil {
+		need(t, "browser/test/node_modules/playwright-core is not installed")
+	}
+	s := startTestServer(t)
+	runNode(t, 90*time.Second, []string{"CHROMIUM_PATH=" + chromium}, "chromium.mjs", s.hs.URL)
+}
+
+// TestTypes compiles test/types.test.ts, the uses the README shows, with
+// tsc --strict against jsonrpc.d.ts: the declarations exist, and say what
+// jsonrpc.js takes and gives.
+func TestTypes(t *testing.T) {
+	if _, err := os.Stat(filepath.Join("test", "node_modules", "typescript", "package.json")); err != nil {
+		need(t, "browser/test/node_modules/typescript is not installed")
+	}
+	runNode(t, 120*time.Second, nil, filepath.Join("node_modules", "typescript", "bin", "tsc"), "-p", ".")
+}

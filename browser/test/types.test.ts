@@ -1,0 +1,51 @@
+// Type check of jsonrpc.d.ts against the uses the README shows: tsc
+// --noEmit (TestTypes). Never run, only compiled.
+import {
+  Client, connect, RPCError, AbortError, TimeoutError, ConnectionError, LSPCancel, MCPCancel, Status,
+  type ConnectionStatus, type Subscription, type StatusEvent,
+} from '../jsonrpc.js';
+
+interface Note { id: number; text: string }
+
+async function use(): Promise<void> {
+  const rpc = new Client('wss://example.com/rpc', {
+    timeout: 10_000,
+    cancel: LSPCancel,
+    heartbeat: 15_000,
+    watchNetwork: true,
+    minDelay: 500,
+    maxDelay: 10_000,
+    prepare: async () => {},
+    onconnect: async (c: Client) => { await c.call('hello'); },
+    onstatus: (status: ConnectionStatus, info) => console.log(status, info.delay, info.attempt),
+    trace: (dir, text) => console.log(dir, text.length),
+  });
+  rpc.addEventListener('status', (e: StatusEvent) => console.log(e.status, e.delay));
+  rpc.handle('page.confirm', (params: { question: string }, { id, signal }) => (signal.aborted ? false : id !== null && params.question !== ''));
+  rpc.on('board.stats', (stats: { notes: number }) => console.log(stats.notes));
+  await rpc.start();
+  const note = await rpc.call<Note>('board.post', { text: 'hi' }, { timeout: 5000, signal: AbortSignal.timeout(1000) });
+  const n: number = note.id;
+  rpc.notify('typing', ['me']);
+  const [a, b] = rpc.batch([{ method: 'a' }, { method: 'b', params: [1], notify: true }]);
+  await a;
+  if (b !== undefined) await b;
+  const sub: Subscription = await rpc.subscribe<Note>('board', {
+    onMessage: (data, { topic, epoch, seq }) => console.log(data.text, topic, epoch, seq + n),
+    onReset: ({ recovered, seq }) => console.log(recovered === false, seq),
+    onError: (e) => console.log(e.code),
+  });
+  console.log(sub.position?.epoch, sub.topic, rpc.status === Status.connected, rpc.reconnects);
+  await sub.unsubscribe();
+  try {
+    await rpc.call('x');
+  } catch (e) {
+    if (e instanceof RPCError) console.log(e.code, e.message, e.data);
+    if (e instanceof AbortError || e instanceof TimeoutError || e instanceof ConnectionError) console.log(e.name);
+  }
+  rpc.close();
+  const other = await connect(new URL('wss://example.com/rpc'), { cancel: MCPCancel, reconnect: false });
+  other.close();
+  throw new RPCError(-32050, 'no', { why: 'test' });
+}
+void use;

@@ -97,6 +97,18 @@ func TestBrowserCluster(t *testing.T) {
 	runNode(t, e2e, 90*time.Second, "browser.mjs", "--late", late.url)
 }
 
+// TestBrowserOffline takes a headless Chromium page offline with the
+// DevTools protocol while another page posts two notes and likes the
+// first page's note; back online, the page shows exactly those, recovered
+// from the topic's history, and fetches no board: see e2e/browser.mjs
+// --offline.
+func TestBrowserOffline(t *testing.T) {
+	chromium, e2e := browserTools(t)
+	url := startServer(t)
+	t.Setenv("CHROMIUM_PATH", chromium)
+	runNode(t, e2e, 90*time.Second, "browser.mjs", "--offline", url)
+}
+
 // TestBrowserReconnect restarts, under a headless Chromium page, the node
 // it is connected to (on the same address, the board kept in NATS by
 // another node): the page shows "reconnecting in N s…", then "connected",

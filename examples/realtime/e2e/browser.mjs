@@ -4,6 +4,7 @@
 //   node browser.mjs http://127.0.0.1:PORT/               # two pages on one board
 //   node browser.mjs --nodes http://NODE1/ http://NODE2/  # a page on each of two nodes
 //   node browser.mjs --late http://NODE3/                 # a node started after --nodes
+//   node browser.mjs --offline http://127.0.0.1:PORT/     # a page taken offline and back
 //
 // Environment: CHROMIUM_PATH, the browser (default /usr/bin/chromium);
 // SCREENSHOT, a .png path for a side-by-side picture of both pages.
@@ -11,11 +12,11 @@
 // 3 when the whole run took longer than its hard timeout.
 import { chromium } from 'playwright-core';
 
-const usage = 'usage: node browser.mjs URL | --nodes URL1 URL2 | --late URL | --restart URL';
+const usage = 'usage: node browser.mjs URL | --nodes URL1 URL2 | --late URL | --restart URL | --offline URL';
 const [mode, urls] = process.argv[2]?.startsWith('--')
   ? [process.argv[2], process.argv.slice(3)]
   : ['--single', process.argv.slice(2)];
-if (urls.length !== (mode === '--nodes' ? 2 : 1) || !['--single', '--nodes', '--late', '--restart'].includes(mode)) {
+if (urls.length !== (mode === '--nodes' ? 2 : 1) || !['--single', '--nodes', '--late', '--restart', '--offline'].includes(mode)) {
   console.error(usage);
   process.exit(2);
 }
@@ -330,6 +331,65 @@ async function restarted(at) {
   if (await d.evaluate(() => location.href) !== at) throw new Error('the page navigated away');
 }
 
+// offline: a page taken offline with the DevTools protocol while another
+// posts and likes shows, once back, exactly what it missed, recovered from
+// the topic's history, without fetching the board again.
+async function offline(at) {
+  const e = await openPage(await browser.newContext(), 'E', 'erin', at);
+  const f = await openPage(await browser.newContext(), 'F', 'fred', at);
+  await post(e, 'Before going offline');
+  await expect(f, 'F', "E's note, live", hasNote, ['Before going offline', 'erin']);
+  const batches = () => [...document.querySelectorAll('#wire li')].filter((li) =>
+    li.dataset.dir === 'out' && li.dataset.kind === 'batch').length;
+  const before = await e.evaluate(batches);
+
+  step = 'E: offline (DevTools Network.emulateNetworkConditions)';
+  const cdp = await e.context().newCDPSession(e);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: true, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+  console.log(`ok  ${step}`);
+  await expect(e, 'E', 'its connection ends with the network', () =>
+    document.getElementById('status').textContent.startsWith('reconnecting'));
+
+  // While E is away: F posts twice and likes E's note.
+  await post(f, 'Posted while E was offline');
+  await expect(f, 'F', 'its first note shown', hasNote, ['Posted while E was offline', 'fred']);
+  await post(f, 'And a second one');
+  await expect(f, 'F', 'its second note shown', hasNote, ['And a second one', 'fred']);
+  step = "F: like E's note";
+  await f.locator('[data-test=note]', { hasText: 'Before going offline' }).locator('[data-test=like]').click();
+  await expect(f, 'F', "its like of E's note counted", noteLikes, ['Before going offline', 1]);
+  step = 'E: still away';
+  if (await e.evaluate(() => document.querySelectorAll('[data-test=note]').length) !== 1) {
+    throw new Error(`${step}: the offline page shows news it cannot have received`);
+  }
+  console.log(`ok  ${step}: it shows 1 note`);
+
+  step = 'E: online again';
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+  console.log(`ok  ${step}`);
+  await expect(e, 'E', 'connected again', () => document.getElementById('status').textContent === 'connected');
+  await expect(e, 'E', 'subscribed again with its position', () => [...document.querySelectorAll('#wire li')].some((li) =>
+    li.dataset.dir === 'out' && li.querySelector('b').textContent.includes('topic.subscribe') &&
+    li.querySelector('code').textContent.includes('"since"')));
+  await expect(e, 'E', 'the news it missed recovered from the history', () => [...document.querySelectorAll('#wire li')].some((li) =>
+    li.dataset.dir === 'in' && li.querySelector('code').textContent.includes('"recovered":true')));
+  await expect(e, 'E', "F's first note, missed while offline", hasNote, ['Posted while E was offline', 'fred']);
+  await expect(e, 'E', "F's second note", hasNote, ['And a second one', 'fred']);
+  await expect(e, 'E', "F's like of its note", noteLikes, ['Before going offline', 1]);
+  await expect(e, 'E', 'the like in its activity', textIs, ['activity', 'fred liked your note']);
+  await expect(e, 'E', 'exactly three notes: nothing twice', noteCount, 3);
+  step = 'E: the board not fetched again';
+  const after = await e.evaluate(batches);
+  if (after !== before) throw new Error(`${step}: ${after - before} more batches after coming back, want none`);
+  console.log(`ok  ${step}`);
+
+  // And live again.
+  await post(f, 'After E came back');
+  await expect(e, 'E', "F's note, live again", hasNote, ['After E came back', 'fred']);
+  await expect(e, 'E', 'four notes', noteCount, 4);
+}
+
 let browser;
 let failed = false;
 try {
@@ -347,10 +407,11 @@ try {
   if (mode === '--nodes') await acrossNodes(urls);
   else if (mode === '--late') await lateNode(url);
   else if (mode === '--restart') await restarted(url);
+  else if (mode === '--offline') await offline(url);
   else await onePage();
 
   if (pageErrors.length > 0) throw new Error(`errors in the pages:\n  ${pageErrors.join('\n  ')}`);
-  console.log(`PASS: ${{ '--single': 'two pages shared one board', '--nodes': 'two pages on two nodes shared one board', '--late': 'a node started late showed the whole board', '--restart': 'the page reconnected to the restarted node by itself, its news recovered' }[mode]}`);
+  console.log(`PASS: ${{ '--single': 'two pages shared one board', '--nodes': 'two pages on two nodes shared one board', '--late': 'a node started late showed the whole board', '--restart': 'the page reconnected to the restarted node by itself, its news recovered', '--offline': 'a page offline and back showed exactly what it missed, from the history' }[mode]}`);
 } catch (e) {
   failed = true;
   console.error(`FAIL at step "${step}": ${e.stack || e}`);

@@ -113,18 +113,23 @@ func TestBrowserOffline(t *testing.T) {
 // it is connected to (on the same address, the board kept in NATS by
 // another node): the page shows "reconnecting in N s…", then "connected",
 // subscribes to the topic "board" again with its position and recovers
-// from the topic's history what it missed (no second batch: nothing to
-// fetch again), and posts, without a reload. browser.mjs --restart prints RESTART-ME when the page is ready.
+// from the topic's history (JetStream) what a page on the other node
+// posted and liked while its node was down, nothing twice (no second
+// batch: nothing to fetch again), and posts, without a reload.
+// browser.mjs --restart prints RESTART-ME when the pages are ready; the
+// test stops the node and says STOPPED on its stdin; browser.mjs prints
+// START-ME once the other page has posted and liked, and the test starts
+// the node again.
 func TestBrowserReconnect(t *testing.T) {
 	chromium, e2e := browserTools(t)
 	bin := buildDemo(t)
-	natsURL, _ := startCluster(t, bin, 1) // node 1 holds NATS and the board
+	natsURL, nodes := startCluster(t, bin, 1) // node 1 holds NATS and the board
 	addr := freeAddr(t)
 	n2 := startNode(t, bin, "n2", "-addr", addr, "-nats", natsURL)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "browser.mjs", "--restart", n2.url)
+	cmd := exec.CommandContext(ctx, "node", "browser.mjs", "--restart", n2.url, nodes[0].url)
 	cmd.Dir = e2e
 	cmd.Env = append(os.Environ(), "CHROMIUM_PATH="+chromium)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -136,18 +141,27 @@ func TestBrowserReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
 	sc := bufio.NewScanner(stdout)
-	restarted := false
+	stopped, restarted := false, false
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(&out, line)
-		if line == "RESTART-ME" && !restarted {
-			restarted = true
+		switch {
+		case line == "RESTART-ME" && !stopped:
+			stopped = true
 			n2.stop(t, syscall.SIGTERM)
+			fmt.Fprintln(stdin, "STOPPED") // the other page posts and likes meanwhile
+		case line == "START-ME" && stopped && !restarted:
+			restarted = true
 			again := startNode(t, bin, "n2-again", "-addr", addr, "-nats", natsURL)
 			if again.url != n2.url {
 				t.Errorf("restarted node serves %s, want %s", again.url, n2.url)

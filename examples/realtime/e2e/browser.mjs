@@ -12,11 +12,11 @@
 // 3 when the whole run took longer than its hard timeout.
 import { chromium } from 'playwright-core';
 
-const usage = 'usage: node browser.mjs URL | --nodes URL1 URL2 | --late URL | --restart URL | --offline URL';
+const usage = 'usage: node browser.mjs URL | --nodes URL1 URL2 | --late URL | --restart URL OTHER_NODE_URL | --offline URL';
 const [mode, urls] = process.argv[2]?.startsWith('--')
   ? [process.argv[2], process.argv.slice(3)]
   : ['--single', process.argv.slice(2)];
-if (urls.length !== (mode === '--nodes' ? 2 : 1) || !['--single', '--nodes', '--late', '--restart', '--offline'].includes(mode)) {
+if (urls.length !== (mode === '--nodes' || mode === '--restart' ? 2 : 1) || !['--single', '--nodes', '--late', '--restart', '--offline'].includes(mode)) {
   console.error(usage);
   process.exit(2);
 }
@@ -287,13 +287,31 @@ async function lateNode(at) {
     document.getElementById('stat-notes').textContent === '2' && document.getElementById('stat-posted').textContent === '2');
 }
 
+// stdinLines yields the lines the test writes to this process's stdin.
+const stdinLines = (async function* () {
+  let buf = '';
+  for await (const chunk of process.stdin) {
+    buf += chunk;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      yield buf.slice(0, i);
+      buf = buf.slice(i + 1);
+    }
+  }
+})();
+
 // restarted: the node is restarted under a page, which shows that it is
-// reconnecting, then connected again, recovers the news it missed from
-// the topic's history (no refetch), and works, without a reload.
-async function restarted(at) {
+// reconnecting, then connected again, recovers from the topic's history
+// the news it missed (a note and a like made on another node while its
+// node was down; no refetch), and works, without a reload. The test stops
+// the node on RESTART-ME, says STOPPED on stdin, and starts it again on
+// START-ME.
+async function restarted([at, other]) {
   const d = await openPage(await browser.newContext(), 'D', 'dora', at);
+  const g = await openPage(await browser.newContext(), 'G@other', 'gus', other);
   await post(d, 'Before the restart');
   await expect(d, 'D', 'its note shown', hasNote, ['Before the restart', 'dora']);
+  await expect(g, 'G@other', "D's note, live", hasNote, ['Before the restart', 'dora']);
   const batches = () => [...document.querySelectorAll('#wire li')].filter((li) =>
     li.dataset.dir === 'out' && li.dataset.kind === 'batch').length;
   const before = await d.evaluate(batches);
@@ -308,6 +326,17 @@ async function restarted(at) {
   step = 'D: see the node go away';
   await d.waitForFunction(() => window.statuses.some((s) => s.startsWith('reconnecting in')), null, { timeout: 30_000 });
   console.log(`ok  ${step}: status "${await d.evaluate(() => window.statuses.find((s) => s.startsWith('reconnecting in')))}"`);
+  step = 'wait for the test to say the node is down';
+  const { value: said } = await stdinLines.next();
+  if (said !== 'STOPPED') throw new Error(`${step}: got ${JSON.stringify(said)}`);
+  console.log(`ok  ${step}`);
+  // While D's node is down: a note and a like of D's note on the other node.
+  await post(g, "Posted while D's node was down");
+  await expect(g, 'G@other', 'its note shown', hasNote, ["Posted while D's node was down", 'gus']);
+  step = "G@other: like D's note";
+  await g.locator('[data-test=note]', { hasText: 'Before the restart' }).locator('[data-test=like]').click();
+  await expect(g, 'G@other', "its like of D's note counted", noteLikes, ['Before the restart', 1]);
+  console.log('START-ME');
   step = 'D: reconnect by itself';
   await d.waitForFunction(() => document.getElementById('status').textContent === 'connected' &&
     window.statuses.some((s) => s.startsWith('reconnecting')), null, { timeout: 40_000 });
@@ -325,6 +354,9 @@ async function restarted(at) {
   if (after !== before) throw new Error(`${step}: ${after - before} more batches after the restart, want none`);
   console.log(`ok  ${step}`);
   await expect(d, 'D', 'the note from before the restart', hasNote, ['Before the restart', 'dora']);
+  await expect(d, 'D', "G's note, made while its node was down", hasNote, ["Posted while D's node was down", 'gus']);
+  await expect(d, 'D', "G's like of its note", noteLikes, ['Before the restart', 1]);
+  await expect(d, 'D', 'exactly two notes: nothing twice', noteCount, 2);
   await post(d, 'After the restart');
   await expect(d, 'D', 'a note posted on the restarted node', hasNote, ['After the restart', 'dora']);
   await expect(d, 'D', 'no error shown', errorHidden);
@@ -406,12 +438,12 @@ try {
   console.log(`ok  launched Chromium ${browser.version()}`);
   if (mode === '--nodes') await acrossNodes(urls);
   else if (mode === '--late') await lateNode(url);
-  else if (mode === '--restart') await restarted(url);
+  else if (mode === '--restart') await restarted(urls);
   else if (mode === '--offline') await offline(url);
   else await onePage();
 
   if (pageErrors.length > 0) throw new Error(`errors in the pages:\n  ${pageErrors.join('\n  ')}`);
-  console.log(`PASS: ${{ '--single': 'two pages shared one board', '--nodes': 'two pages on two nodes shared one board', '--late': 'a node started late showed the whole board', '--restart': 'the page reconnected to the restarted node by itself, its news recovered', '--offline': 'a page offline and back showed exactly what it missed, from the history' }[mode]}`);
+  console.log(`PASS: ${{ '--single': 'two pages shared one board', '--nodes': 'two pages on two nodes shared one board', '--late': 'a node started late showed the whole board', '--restart': 'the page reconnected to the restarted node by itself, the news made meanwhile on another node recovered', '--offline': 'a page offline and back showed exactly what it missed, from the history' }[mode]}`);
 } catch (e) {
   failed = true;
   console.error(`FAIL at step "${step}": ${e.stack || e}`);

@@ -51,3 +51,24 @@ BenchmarkW6/ours-tcp-line-2                  	     186	    612818 ns/op	 106.94 
 		t.Errorf("short = %q", got)
 	}
 }
+
+func TestFloorRows(t *testing.T) {
+	in := `BenchmarkW1/ours-ws-2    100  30000 ns/op  1000 B/op  12 allocs/op
+BenchmarkW1/geth-ws-2    100  40000 ns/op  9000 B/op  70 allocs/op
+BenchmarkW1/raw-ws-2     100  20000 ns/op     0 B/op   0 allocs/op
+BenchmarkW1/floor-ws-2   100  25000 ns/op   500 B/op   9 allocs/op
+`
+	s := samples{}
+	if err := parse(strings.NewReader(in), s); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.impls("W1"); strings.Join(got, ",") != "ours-ws,geth-ws,floor-ws,raw-ws" {
+		t.Errorf("impls = %v, want ours, the other library, the floor, raw", got)
+	}
+	if got := s.get("W1", floorOf("ours-ws"), "ns/op"); got != 25000 {
+		t.Errorf("floor ns/op = %v, want 25000", got)
+	}
+	if isFloor("ours-ws") || !isFloor("floor-tcp-line") {
+		t.Error("isFloor misclassifies")
+	}
+}

@@ -14,19 +14,28 @@ import (
 // so that a deeply nested message costs a hostile sender's peer no more
 // than maxDepth bytes. FuzzValid holds it to encoding/json's Valid.
 func validJSON(b []byte) bool {
+	end, ok := validValue(b, skipSpace(b, 0), 0)
+	return ok && skipSpace(b, end) == len(b)
+}
+
+// validValue checks the JSON value that starts at b[i] and returns the
+// index just past it. depth is how deeply the value is nested already:
+// containers inside it may nest maxDepth-depth deep. The envelope reader
+// (envelope.go) checks the members of a message with it, so that a
+// message is validated in the same pass that finds its members.
+func validValue(b []byte, i, depth int) (int, bool) {
 	var inline [32]byte
 	open := inline[:0] // the closing byte of each container open
-	i := skipSpace(b, 0)
 	for {
 		// A value starts at i.
 		if i >= len(b) {
-			return false
+			return i, false
 		}
 		ok := true
 		switch c := b[i]; c {
 		case '{', '[':
-			if len(open) >= maxDepth {
-				return false
+			if depth+len(open) >= maxDepth {
+				return i, false
 			}
 			end := byte('}')
 			if c == '[' {
@@ -44,7 +53,7 @@ func validJSON(b []byte) bool {
 				i = j
 			}
 			if !ok {
-				return false
+				return i, false
 			}
 			continue
 		case '"':
@@ -59,16 +68,15 @@ func validJSON(b []byte) bool {
 			i, ok = number(b, i)
 		}
 		if !ok {
-			return false
+			return i, false
 		}
 		// A value ends at i: close containers, or go on to the next element.
 		for {
-			i = skipSpace(b, i)
 			if len(open) == 0 {
-				return i == len(b)
+				return i, true
 			}
-			if i >= len(b) {
-				return false
+			if i = skipSpace(b, i); i >= len(b) {
+				return i, false
 			}
 			end := open[len(open)-1]
 			if b[i] == end {
@@ -77,11 +85,11 @@ func validJSON(b []byte) bool {
 				continue
 			}
 			if b[i] != ',' {
-				return false
+				return i, false
 			}
 			if i = skipSpace(b, i+1); end == '}' {
 				if i, ok = member(b, i); !ok {
-					return false
+					return i, false
 				}
 			}
 			break

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -20,11 +21,13 @@ import (
 // one json.Unmarshal of the reply (into an envelope whose result is the
 // caller's value); the server makes one json.Unmarshal of the request
 // (into an envelope whose params are the method's typed params) and one
-// json.Marshal of the reply. Nothing else: no validation pass of its own,
-// no id matching (every call has id 1 and replies come back in order:
-// a FIFO, as in the raw echo), no method lookup (the server tells requests apart by first byte
-// and length, as the raw echo does), no batches. The transport code is
-// the raw echo's (raw.go).
+// json.Marshal of the reply. A batch (W3) is the same with arrays: one
+// Marshal and one Unmarshal of the whole array on each side. Nothing
+// else: no validation pass of its own, no id matching (every call has id
+// 1 and replies come back in order: a FIFO, as in the raw echo), no
+// method lookup (the server tells requests apart by first byte and
+// length, as the raw echo does). The transport code is the raw echo's
+// (raw.go).
 
 // floorReq is the request envelope the floor client marshals. P is the
 // typed params.
@@ -56,8 +59,17 @@ func floorServe(svc *Service, msg []byte) ([]byte, error) {
 		return nil, err
 	}
 	switch {
-	case k == rawAdd || k >= rawBatch:
-		// Batches are not part of the floor; an add is.
+	case k >= rawBatch:
+		var rs []floorReq[AddParams]
+		if err := json.Unmarshal(msg, &rs); err != nil {
+			return nil, err
+		}
+		out := make([]floorReply[int], len(rs))
+		for i, r := range rs {
+			out[i] = floorReply[int]{"2.0", r.ID, svc.Add(r.Params)}
+		}
+		return json.Marshal(out)
+	case k == rawAdd:
 		var r floorReq[AddParams]
 		if err := json.Unmarshal(msg, &r); err != nil {
 			return nil, err
@@ -100,10 +112,29 @@ func floorMarshal(id uint64, method string, params any) ([]byte, error) {
 	return json.Marshal(floorReq[any]{"2.0", id, method, params})
 }
 
+// floorBatch marshals a batch of add calls, ids 1 to len(params).
+func floorBatch(method string, params []any) ([]byte, error) {
+	rs := make([]floorReq[AddParams], len(params))
+	for i, p := range params {
+		ap, ok := p.(AddParams)
+		if !ok {
+			return nil, fmt.Errorf("floor: a batch of %T", p)
+		}
+		rs[i] = floorReq[AddParams]{"2.0", uint64(i + 1), method, ap}
+	}
+	return json.Marshal(rs)
+}
+
+// floorBatchResults is what the floor client unmarshals a batch reply
+// into: element i's result goes to results[i] (replies come back in
+// order, as the raw echo's do).
+type floorBatchResults []floorResult
+
 // floorWaiter is a caller waiting for its reply: the read loop decodes
 // the reply into result and sends the outcome on done.
 type floorWaiter struct {
-	result any
+	result any   // a call's
+	batch  []any // a batch's results, in order
 	done   chan error
 }
 
@@ -135,6 +166,14 @@ func (fc *floorClient) readLoop(next func() ([]byte, error)) {
 			return
 		}
 		w := <-fc.waiters
+		if w.batch != nil {
+			rs := make(floorBatchResults, len(w.batch))
+			for i := range rs {
+				rs[i].Result = w.batch[i]
+			}
+			w.done <- json.Unmarshal(msg, &rs)
+			continue
+		}
 		r := floorResult{Result: w.result}
 		w.done <- json.Unmarshal(msg, &r)
 	}
@@ -156,6 +195,22 @@ func (fc *floorClient) Call(ctx context.Context, method string, params, result a
 	// Every call has id 1: replies come back in order, and the server
 	// tells requests apart by their length, as the raw echo's does.
 	msg, err := floorMarshal(1, method, params)
+	return fc.roundTrip(ctx, w, msg, err)
+}
+
+// Batch sends len(params) add calls in one array, ids 1 to n, and
+// unmarshals the reply array into results in order.
+func (fc *floorClient) Batch(ctx context.Context, method string, params []any, results []any) error {
+	w := fc.pool.Get().(*floorWaiter)
+	w.batch = results
+	fc.wmu.Lock()
+	msg, err := floorBatch(method, params)
+	return fc.roundTrip(ctx, w, msg, err)
+}
+
+// roundTrip sends msg (unless err) and waits for w's reply; called with
+// wmu held, which it releases.
+func (fc *floorClient) roundTrip(ctx context.Context, w *floorWaiter, msg []byte, err error) error {
 	if err == nil {
 		err = fc.send(ctx, msg)
 	}
@@ -167,7 +222,7 @@ func (fc *floorClient) Call(ctx context.Context, method string, params, result a
 	fc.wmu.Unlock()
 	select {
 	case err = <-w.done:
-		w.result = nil
+		w.result, w.batch = nil, nil
 		fc.pool.Put(w)
 		return err
 	case <-fc.done:

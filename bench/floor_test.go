@@ -40,4 +40,25 @@ func TestFloorMovesRawBytes(t *testing.T) {
 			t.Errorf("%s reply %.80s…, raw %.80s…", tc.method, reply, Raw.Reply[tc.kind])
 		}
 	}
+	params := make([]any, W3BatchSize)
+	for i := range params {
+		params[i] = addParams
+	}
+	for _, k := range []int{1, 3, W3BatchSize} {
+		req, err := floorBatch(MethodAdd, params[:k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind := rawBatch + rawKind(k-1)
+		if !bytes.Equal(req, Raw.Req[kind]) {
+			t.Errorf("batch of %d: request %.80s…, raw %.80s…", k, req, Raw.Req[kind])
+		}
+		reply, err := floorServe(svc, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(reply, Raw.Reply[kind]) {
+			t.Errorf("batch of %d: reply %.80s…, raw %.80s…", k, reply, Raw.Reply[kind])
+		}
+	}
 }

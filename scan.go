@@ -9,8 +9,11 @@ import "bytes"
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace. Every whitespace byte is at most ' ', so the common case
+// (compact JSON: no whitespace at all) costs one comparison.
 func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
+	for i < len(b) && b[i] <= ' ' && isSpace(b[i]) {
 		i++
 	}
 	return i

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 )
@@ -228,31 +229,68 @@ func validString(b []byte, i int) (int, bool) {
 	}
 }
 
-// plainRun returns the index of the first byte at or after i that is
-// special (see special), or, if none is, of the first of the fewer than
-// eight bytes left: sixteen bytes a step, the two words' tests combined,
-// so that a long string pays the loop's overhead half as often.
+// plainRun returns the index of the first quote, backslash or control
+// character at or after i, or len(b). It looks at a window at a time: the
+// window's first quote and first backslash are found by bytes.IndexByte
+// (vectorised), and only the bytes before them are tested for control
+// characters, eight at a time, so that a long string costs about one
+// instruction a byte, not three. The window bounds the work a string full
+// of escapes can cost: each escape sends it back here with a fresh window.
 func plainRun(b []byte, i int) int {
-	s := b[i:]
-	for len(s) >= 16 {
-		m1 := special(binary.LittleEndian.Uint64(s))
-		m2 := special(binary.LittleEndian.Uint64(s[8:]))
-		if m1|m2 != 0 {
-			if m1 != 0 {
-				return len(b) - len(s) + bits.TrailingZeros64(m1)/8
-			}
-			return len(b) - len(s) + 8 + bits.TrailingZeros64(m2)/8
+	for i < len(b) {
+		win := b[i:min(len(b), i+plainWindow)]
+		n := len(win)
+		if q := bytes.IndexByte(win, '"'); q >= 0 {
+			n = q
 		}
-		s = s[16:]
+		if k := bytes.IndexByte(win[:n], '\\'); k >= 0 {
+			n = k
+		}
+		if c := firstControl(win[:n]); c < n {
+			return i + c
+		}
+		if n < len(win) {
+			return i + n // a quote or a backslash
+		}
+		i += n
 	}
-	if len(s) >= 8 {
-		if m := special(binary.LittleEndian.Uint64(s)); m != 0 {
+	return i
+}
+
+// plainWindow is how far plainRun looks for a quote at a time.
+const plainWindow = 4 << 10
+
+// firstControl returns the index of the first byte of b below 0x20, or
+// len(b): 32 bytes a step while none is there, then word by word.
+func firstControl(b []byte) int {
+	s := b
+	for len(s) >= 32 {
+		w0 := binary.LittleEndian.Uint64(s)
+		w1 := binary.LittleEndian.Uint64(s[8:])
+		w2 := binary.LittleEndian.Uint64(s[16:])
+		w3 := binary.LittleEndian.Uint64(s[24:])
+		if (control(w0)|control(w1)|control(w2)|control(w3))&highs != 0 {
+			break
+		}
+		s = s[32:]
+	}
+	for len(s) >= 8 {
+		if m := control(binary.LittleEndian.Uint64(s)) & highs; m != 0 {
 			return len(b) - len(s) + bits.TrailingZeros64(m)/8
 		}
 		s = s[8:]
 	}
-	return len(b) - len(s)
+	for k, c := range s {
+		if c < 0x20 {
+			return len(b) - len(s) + k
+		}
+	}
+	return len(b)
 }
+
+// control flags, in each byte's high bit (with highs), the bytes of w
+// below 0x20; as in special, the lowest flagged byte is exact.
+func control(w uint64) uint64 { return (w - ones*0x20) &^ w }
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'

@@ -361,8 +361,8 @@ func versusPeers(s samples) {
 		cols = append(cols, short(p))
 	}
 	t := newTable("Ours vs the other libraries",
-		"ours ns/op / the library's ns/op on the same workload (below 1.00x: ours is faster; - = not run); best = the fastest other library, any transport. sg = sourcegraph, hdr = tcp-header, line = tcp-line.",
-		append(cols, "best", "x best")...)
+		"ours ns/op / the library's ns/op on the same workload (below 1.00x: ours is faster; - = not run); best = the fastest other library, any transport; p = two-sided Mann-Whitney U test of ours' runs against best's (exact, as benchstat computes it for few runs; p < 0.05 is significant). sg = sourcegraph, hdr = tcp-header, line = tcp-line.",
+		append(cols, "best", "x best", "p")...)
 	for _, w := range peerWorkloads {
 		for _, im := range s.impls(w) {
 			if !isOurs(im) || s.runs(w, im) == 0 {
@@ -378,7 +378,11 @@ func versusPeers(s samples) {
 					best, bestNS = p, pns
 				}
 			}
-			t.row(append(cells, short(best), ratio(ns/bestNS))...)
+			p := "-"
+			if best != "-" {
+				p = strconv.FormatFloat(mannWhitney(s[w][im]["ns/op"], s[w][best]["ns/op"]), 'f', 3, 64)
+			}
+			t.row(append(cells, short(best), ratio(ns/bestNS), p)...)
 		}
 	}
 	t.flush()
@@ -396,4 +400,63 @@ func isFloor(impl string) bool { return strings.HasPrefix(impl, "floor-") }
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "ratios:", err)
 	os.Exit(1)
+}
+
+// mannWhitney returns the two-sided p-value of the Mann-Whitney U test of
+// samples a and b: the probability, were both drawn from one
+// distribution, of a U statistic at least as far from its mean as the one
+// seen. It is exact (every ordering of the pooled samples counted), which
+// fits the handful of runs a benchmark gets; ties count one half.
+func mannWhitney(a, b []float64) float64 {
+	n1, n2 := len(a), len(b)
+	if n1 == 0 || n2 == 0 {
+		return math.NaN()
+	}
+	u := 0.0 // pairs in which a's value is below b's
+	for _, x := range a {
+		for _, y := range b {
+			switch {
+			case x < y:
+				u++
+			case x == y:
+				u += 0.5
+			}
+		}
+	}
+	// count[i][j][k]: orderings of i a's and j b's with k pairs "a below b".
+	maxU := n1 * n2
+	prev := make([][]float64, n2+1)
+	for j := range prev {
+		prev[j] = make([]float64, maxU+1)
+		prev[j][0] = 1 // no a's: U = 0, one ordering
+	}
+	for i := 1; i <= n1; i++ {
+		cur := make([][]float64, n2+1)
+		for j := range cur {
+			cur[j] = make([]float64, maxU+1)
+			for k := 0; k <= maxU; k++ {
+				// The last element is an a (below all j b's after it: none) or a b
+				// (every one of the i a's before it is below it).
+				c := prev[j][k]
+				if j > 0 && k >= i {
+					c += cur[j-1][k-i]
+				}
+				cur[j][k] = c
+			}
+		}
+		prev = cur
+	}
+	dist := prev[n2]
+	total, mean := 0.0, float64(maxU)/2
+	for _, c := range dist {
+		total += c
+	}
+	dev := math.Abs(u - mean)
+	tail := 0.0
+	for k, c := range dist {
+		if math.Abs(float64(k)-mean) >= dev-1e-9 {
+			tail += c
+		}
+	}
+	return math.Min(1, tail/total)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -70,5 +71,24 @@ BenchmarkW1/floor-ws-2   100  25000 ns/op   500 B/op   9 allocs/op
 	}
 	if isFloor("ours-ws") || !isFloor("floor-tcp-line") {
 		t.Error("isFloor misclassifies")
+	}
+}
+
+func TestMannWhitney(t *testing.T) {
+	for _, tc := range []struct {
+		a, b []float64
+		want float64
+	}{
+		// Five runs each, wholly apart: 2 of the 252 orderings are as extreme.
+		{[]float64{1, 2, 3, 4, 5}, []float64{6, 7, 8, 9, 10}, 2.0 / 252},
+		{[]float64{6, 7, 8, 9, 10}, []float64{1, 2, 3, 4, 5}, 2.0 / 252},
+		// Three against three, apart: 2 of 20.
+		{[]float64{1, 2, 3}, []float64{4, 5, 6}, 0.1},
+		// Interleaved: no evidence.
+		{[]float64{1, 3, 5}, []float64{2, 4, 6}, 0.7},
+	} {
+		if got := mannWhitney(tc.a, tc.b); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("mannWhitney(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

@@ -56,11 +56,18 @@ for g in $GOS; do
 	: >"$(out "$g")"
 done
 
+# A round whose binary fails (a benchmark's b.Fatal) is reported and the
+# run goes on, so that the other rounds and releases still count; run.sh
+# then exits non-zero.
+failed=""
 for i in $(seq 1 "$ROUNDS"); do
 	for g in $GOS; do
 		echo "round $i/$ROUNDS, $g ($(($(date +%s) - start))s)" >&2
-		"./.bin/bench-$g.test" -test.run='^$' -test.bench="$BENCH" \
-			-test.benchtime="$BENCHTIME" -test.benchmem -test.timeout=30m >>"$(out "$g")"
+		if ! "./.bin/bench-$g.test" -test.run='^$' -test.bench="$BENCH" \
+			-test.benchtime="$BENCHTIME" -test.benchmem -test.timeout=30m >>"$(out "$g")"; then
+			echo "round $i, $g: a benchmark failed (see $(out "$g"))" >&2
+			failed="$failed $i/$g"
+		fi
 	done
 done
 elapsed=$(($(date +%s) - start))
@@ -85,6 +92,9 @@ if [ "${#cols[@]}" -gt 1 ]; then
 fi
 echo
 echo "total: ${elapsed}s for $ROUNDS rounds of $GOS"
+if [ -n "$failed" ]; then
+	echo "FAILED rounds (round/toolchain):$failed" >&2
+fi
 
 if [ "${CLUSTER:-1}" != 0 ]; then
 	COUT="${OUT%.txt}-cluster.txt"
@@ -96,3 +106,4 @@ if [ "${CLUSTER:-1}" != 0 ]; then
 	echo
 	./.bin/benchstat "$COUT"
 fi
+[ -z "$failed" ]

@@ -82,6 +82,13 @@ type job struct {
 	read  uint64 // the ordinal of the message's Read (see Router)
 }
 
+// oneTask holds the task of a job of one message and its handler ctx, so
+// that they take one allocation.
+type oneTask struct {
+	task [1]task
+	ctx  [1]handlerCtx
+}
+
 // task is one request and the ctx its handler gets (nil for an invalid
 // one, which only gets its error).
 type task struct {
@@ -93,26 +100,24 @@ type task struct {
 // so that Call and Batch can park it (see park), and counts the calls it
 // has parked for.
 type handlerCtx struct {
-	context.Context
-	cancel context.CancelFunc // a call's; nil for a notification
-	req    *Request
-	d      *dispatcher
-	l      *lane
-	parks  int    // under d.mu
-	read   uint64 // the ordinal of the request's Read (see Router)
+	context.Context      // the Peer's
+	call            bool // a call's, cancellable (callctx.go); false for a notification's
+	req             *Request
+	d               *dispatcher
+	l               *lane
+	parks           int    // under d.mu
+	read            uint64 // the ordinal of the request's Read (see Router)
+
+	cmu       sync.Mutex
+	cctx      context.Context    // a call's cancellable ctx, once made; under cmu
+	ccancel   context.CancelFunc // cctx's; under cmu
+	cancelled bool               // cancel was called; under cmu
 
 	remoteCancelled atomic.Bool // the remote side sent the dialect's cancel for it
 }
 
 // handlerKey finds the handlerCtx in a ctx derived from one.
 type handlerKey struct{}
-
-func (h *handlerCtx) Value(key any) any {
-	if key == (handlerKey{}) {
-		return h
-	}
-	return h.Context.Value(key)
-}
 
 func (d *dispatcher) init(p *Peer) {
 	d.p = p
@@ -155,8 +160,15 @@ func (d *dispatcher) submit(msgs []message, batch bool, size, slack int) bool {
 	if d.full(l, size, slack) {
 		return false
 	}
-	j := job{tasks: make([]task, len(msgs)), batch: batch, size: size, read: d.p.reads}
-	ctxs := make([]handlerCtx, len(msgs)) // one allocation for a batch's
+	j := job{batch: batch, size: size, read: d.p.reads}
+	var ctxs []handlerCtx
+	if len(msgs) == 1 {
+		one := new(oneTask) // a single message's task and ctx in one allocation
+		j.tasks, ctxs = one.task[:], one.ctx[:]
+	} else {
+		j.tasks = make([]task, len(msgs))
+		ctxs = make([]handlerCtx, len(msgs)) // one allocation for a batch's
+	}
 	for i, m := range msgs {
 		j.tasks[i] = d.newTask(m, l, &ctxs[i])
 	}
@@ -297,7 +309,7 @@ func (d *dispatcher) newTask(m message, l *lane, h *handlerCtx) task {
 	if m.req.IsNotification() {
 		return t
 	}
-	t.ctx.Context, t.ctx.cancel = context.WithCancel(d.p.ctx)
+	t.ctx.call = true
 	if d.byID == nil {
 		d.byID = make(map[ID]*handlerCtx)
 	}
@@ -361,11 +373,20 @@ func (d *dispatcher) run(l *lane, j job) {
 func (d *dispatcher) pop(l *lane) job {
 	j := l.q[0]
 	l.q[0] = job{}
-	l.q = l.q[1:]
+	if len(l.q) == 1 && cap(l.q) <= reuseQueue {
+		l.q = l.q[:0] // the queue's array serves the next job
+	} else {
+		l.q = l.q[1:]
+	}
 	d.queued--
 	d.active++
 	return j
 }
+
+// reuseQueue is the largest capacity of a queue (a lane's, the send
+// queue's) kept once it empties: one message at a time then appends into
+// the same array, while a burst's array is let go.
+const reuseQueue = 64
 
 // finished accounts for a job done. Called with d.mu held.
 func (d *dispatcher) finished(l *lane, j job) {
@@ -440,7 +461,7 @@ func (d *dispatcher) rejection() *Error {
 
 // done unregisters a finished call.
 func (d *dispatcher) done(t *task) {
-	if t.ctx == nil || t.ctx.cancel == nil {
+	if t.ctx == nil || !t.ctx.call {
 		return
 	}
 	t.ctx.cancel()
@@ -459,14 +480,13 @@ func (d *dispatcher) cancel(params json.RawMessage) {
 		return
 	}
 	d.mu.Lock()
-	var cancel context.CancelFunc
-	if h, ok := d.byID[id]; ok {
-		cancel = h.cancel
+	h := d.byID[id]
+	if h != nil {
 		h.remoteCancelled.Store(true)
 	}
 	d.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if h != nil {
+		h.cancel()
 	}
 }
 

@@ -101,14 +101,14 @@ func TestScanner(t *testing.T) {
 			[]string{`1`, `-2.5e3`, `"a,]}\""`, `{"k":[1,{"x":"]"}]}`, `[[]]`, `null`, `true`}},
 		{"[\n\t\"\\\\\"\r\n]", []string{`"\\"`}},
 	} {
-		got := splitArray([]byte(tc.in))
-		if len(got) != len(tc.want) {
-			t.Errorf("splitArray(%s) = %q, want %q", tc.in, got, tc.want)
+		got, ok := readBatch([]byte(tc.in), nil)
+		if !ok || len(got) != len(tc.want) {
+			t.Errorf("readBatch(%s) = %d elements, %v; want %q", tc.in, len(got), ok, tc.want)
 			continue
 		}
 		for i := range got {
-			if string(got[i]) != tc.want[i] {
-				t.Errorf("splitArray(%s)[%d] = %s, want %s", tc.in, i, got[i], tc.want[i])
+			if string(got[i].text) != tc.want[i] || got[i].obj != (tc.want[i][0] == '{') {
+				t.Errorf("readBatch(%s)[%d] = %s (object %v), want %s", tc.in, i, got[i].text, got[i].obj, tc.want[i])
 			}
 		}
 	}

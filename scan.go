@@ -2,14 +2,18 @@ package jsonrpc
 
 import "bytes"
 
-// A minimal scanner over JSON text that json.Valid has already accepted. It
-// finds the spans of an envelope's members and a batch's elements without
-// decoding the values, so that params, results and ids stay raw bytes.
+// A minimal scanner over JSON text already known to be valid: it finds the
+// spans of an object's members without decoding the values. Incoming
+// messages are read by envelope.go, which validates as it goes; this is
+// for objects inside them (a progress or cancel notification's params).
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace. Every whitespace byte is at most ' ', so the common case
+// (compact JSON: no whitespace at all) costs one comparison.
 func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
+	for i < len(b) && b[i] <= ' ' && isSpace(b[i]) {
 		i++
 	}
 	return i
@@ -96,21 +100,6 @@ func skipString(b []byte, i int) int {
 
 // shortString is how far skipString steps byte by byte.
 const shortString = 32
-
-// splitArray returns the elements of a valid JSON array.
-func splitArray(b []byte) [][]byte {
-	var out [][]byte
-	i := skipSpace(b, 1)
-	for i < len(b) && b[i] != ']' {
-		end := skipValue(b, i)
-		out = append(out, b[i:end])
-		i = skipSpace(b, end)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-		}
-	}
-	return out
-}
 
 // forEachMember calls fn with the unquoted key and the raw value of each
 // member of a valid JSON object, in order.

@@ -340,9 +340,13 @@ func (s *sendQueue) next() *outMsg {
 	for len(s.q) > 0 {
 		m := s.q[0]
 		s.q[0] = nil
-		s.q = s.q[1:]
-		if len(s.q) == 0 {
-			s.q = s.q[:0:0] // let a burst's backing array go
+		switch {
+		case len(s.q) == 1 && cap(s.q) <= reuseQueue:
+			s.q = s.q[:0] // the next message goes into the same array
+		case len(s.q) == 1:
+			s.q = nil // let a burst's backing array go
+		default:
+			s.q = s.q[1:]
 		}
 		if m.state == msgQueued {
 			return m

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 )
@@ -14,19 +15,28 @@ import (
 // so that a deeply nested message costs a hostile sender's peer no more
 // than maxDepth bytes. FuzzValid holds it to encoding/json's Valid.
 func validJSON(b []byte) bool {
+	end, ok := validValue(b, skipSpace(b, 0), 0)
+	return ok && skipSpace(b, end) == len(b)
+}
+
+// validValue checks the JSON value that starts at b[i] and returns the
+// index just past it. depth is how deeply the value is nested already:
+// containers inside it may nest maxDepth-depth deep. The envelope reader
+// (envelope.go) checks the members of a message with it, so that a
+// message is validated in the same pass that finds its members.
+func validValue(b []byte, i, depth int) (int, bool) {
 	var inline [32]byte
 	open := inline[:0] // the closing byte of each container open
-	i := skipSpace(b, 0)
 	for {
 		// A value starts at i.
 		if i >= len(b) {
-			return false
+			return i, false
 		}
 		ok := true
 		switch c := b[i]; c {
 		case '{', '[':
-			if len(open) >= maxDepth {
-				return false
+			if depth+len(open) >= maxDepth {
+				return i, false
 			}
 			end := byte('}')
 			if c == '[' {
@@ -44,7 +54,7 @@ func validJSON(b []byte) bool {
 				i = j
 			}
 			if !ok {
-				return false
+				return i, false
 			}
 			continue
 		case '"':
@@ -59,16 +69,15 @@ func validJSON(b []byte) bool {
 			i, ok = number(b, i)
 		}
 		if !ok {
-			return false
+			return i, false
 		}
 		// A value ends at i: close containers, or go on to the next element.
 		for {
-			i = skipSpace(b, i)
 			if len(open) == 0 {
-				return i == len(b)
+				return i, true
 			}
-			if i >= len(b) {
-				return false
+			if i = skipSpace(b, i); i >= len(b) {
+				return i, false
 			}
 			end := open[len(open)-1]
 			if b[i] == end {
@@ -77,11 +86,11 @@ func validJSON(b []byte) bool {
 				continue
 			}
 			if b[i] != ',' {
-				return false
+				return i, false
 			}
 			if i = skipSpace(b, i+1); end == '}' {
 				if i, ok = member(b, i); !ok {
-					return false
+					return i, false
 				}
 			}
 			break
@@ -178,9 +187,14 @@ func special(w uint64) uint64 {
 func validString(b []byte, i int) (int, bool) {
 	i++
 	for {
-		for i+8 <= len(b) {
-			m := special(binary.LittleEndian.Uint64(b[i:]))
-			if m != 0 {
+		// Word by word, inline, for the first 32 bytes (names and short
+		// values end there); the rest of a longer run goes to plainRun.
+		for n := 0; i+8 <= len(b); n++ {
+			if n == 4 {
+				i = plainRun(b, i)
+				break
+			}
+			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 				i += bits.TrailingZeros64(m) / 8
 				break
 			}
@@ -214,6 +228,69 @@ func validString(b []byte, i int) (int, bool) {
 		}
 	}
 }
+
+// plainRun returns the index of the first quote, backslash or control
+// character at or after i, or len(b). It looks at a window at a time: the
+// window's first quote and first backslash are found by bytes.IndexByte
+// (vectorised), and only the bytes before them are tested for control
+// characters, eight at a time, so that a long string costs about one
+// instruction a byte, not three. The window bounds the work a string full
+// of escapes can cost: each escape sends it back here with a fresh window.
+func plainRun(b []byte, i int) int {
+	for i < len(b) {
+		win := b[i:min(len(b), i+plainWindow)]
+		n := len(win)
+		if q := bytes.IndexByte(win, '"'); q >= 0 {
+			n = q
+		}
+		if k := bytes.IndexByte(win[:n], '\\'); k >= 0 {
+			n = k
+		}
+		if c := firstControl(win[:n]); c < n {
+			return i + c
+		}
+		if n < len(win) {
+			return i + n // a quote or a backslash
+		}
+		i += n
+	}
+	return i
+}
+
+// plainWindow is how far plainRun looks for a quote at a time.
+const plainWindow = 4 << 10
+
+// firstControl returns the index of the first byte of b below 0x20, or
+// len(b): 32 bytes a step while none is there, then word by word.
+func firstControl(b []byte) int {
+	s := b
+	for len(s) >= 32 {
+		w0 := binary.LittleEndian.Uint64(s)
+		w1 := binary.LittleEndian.Uint64(s[8:])
+		w2 := binary.LittleEndian.Uint64(s[16:])
+		w3 := binary.LittleEndian.Uint64(s[24:])
+		if (control(w0)|control(w1)|control(w2)|control(w3))&highs != 0 {
+			break
+		}
+		s = s[32:]
+	}
+	for len(s) >= 8 {
+		if m := control(binary.LittleEndian.Uint64(s)) & highs; m != 0 {
+			return len(b) - len(s) + bits.TrailingZeros64(m)/8
+		}
+		s = s[8:]
+	}
+	for k, c := range s {
+		if c < 0x20 {
+			return len(b) - len(s) + k
+		}
+	}
+	return len(b)
+}
+
+// control flags, in each byte's high bit (with highs), the bytes of w
+// below 0x20; as in special, the lowest flagged byte is exact.
+func control(w uint64) uint64 { return (w - ones*0x20) &^ w }
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'

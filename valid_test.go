@@ -41,3 +41,25 @@ func FuzzValid(f *testing.F) {
 		}
 	})
 }
+
+// TestValidLongStrings: a quote, an escape, a bad escape or a control
+// character at any offset of a long string (across plainRun's 32-byte
+// steps, its words and its windows) is judged as encoding/json judges it.
+func TestValidLongStrings(t *testing.T) {
+	body := strings.Repeat("abcdefgh", (2*plainWindow+100)/8)
+	offsets := []int{0, 1, 7, 8, 15, 16, 31, 32, 33, 39, 40, 47, 63, 64, 65, 100}
+	for _, base := range []int{0, plainWindow - 40, plainWindow - 1, 2 * plainWindow} {
+		for _, off := range offsets {
+			at := base + off
+			if at >= len(body) {
+				continue
+			}
+			for _, ins := range []string{`"`, `\"`, `\\`, `\u00e9`, `\x`, "\x01", "\x1f", "\t", "\x7f", "é", `\`} {
+				in := `["` + body[:at] + ins + body[at:] + `"]`
+				if got, want := validJSON([]byte(in)), json.Valid([]byte(in)); got != want {
+					t.Errorf("%q at %d of a %d-byte string: validJSON %v, encoding/json %v", ins, at, len(body), got, want)
+				}
+			}
+		}
+	}
+}

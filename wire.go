@@ -49,10 +49,11 @@ func decodeMessage(data []byte) (msgs []message, batch bool) {
 }
 
 // decoder decodes the messages of one connection, for its read loop alone.
-// It reuses its element slice (valid until the next decode) and keeps the
+// It reuses its element slices (valid until the next decode) and keeps the
 // method names it has seen, so that a name is not allocated per request.
 type decoder struct {
 	msgs  []message
+	els   []element // a batch's elements, as readBatch found them
 	names map[string]string
 	resps []response // a slab for the responses of the message being decoded
 }
@@ -70,27 +71,38 @@ func (d *decoder) newResponse(n int) *response {
 // maxNames bounds the method names a decoder keeps.
 const maxNames = 256
 
+// decode validates data and finds its envelopes' members in one pass
+// (envelope.go), then classifies each element.
 func (d *decoder) decode(data []byte) (msgs []message, batch bool) {
 	clear(d.msgs) // drop references into the previous message
-	msgs = d.msgs[:0]
+	clear(d.els)
+	msgs, d.els = d.msgs[:0], d.els[:0]
 	defer func() { d.msgs = msgs }()
 	invalid := func(e *Error) []message {
 		return append(msgs[:0], message{req: Request{ID: NullID()}, invalid: e})
 	}
 	data = trimSpace(data)
-	if !validJSON(data) {
+	if len(data) == 0 {
 		return invalid(errParse()), false
 	}
 	switch data[0] {
 	case '{':
+		m, end, ok := readObject(data, 0, 0)
+		if !ok || end != len(data) {
+			return invalid(errParse()), false
+		}
 		d.resps = nil
-		return append(msgs, d.object(data, 1)), false
+		return append(msgs, d.object(&m, data, 1)), false
 	case '[':
-		els := splitArray(data)
+		els, ok := readBatch(data, d.els)
+		d.els = els
+		if !ok {
+			return invalid(errParse()), false
+		}
 		d.resps = nil // the replies of this batch get a slab of their own
-		for _, el := range els {
-			if el[0] == '{' {
-				msgs = append(msgs, d.object(el, len(els)))
+		for i := range els {
+			if els[i].obj {
+				msgs = append(msgs, d.object(&els[i].m, els[i].text, len(els)))
 			} else {
 				msgs = append(msgs, message{req: Request{ID: NullID()}, invalid: errInvalidRequest()})
 			}
@@ -100,6 +112,9 @@ func (d *decoder) decode(data []byte) (msgs []message, batch bool) {
 		}
 		return msgs, true
 	default:
+		if !validJSON(data) {
+			return invalid(errParse()), false
+		}
 		return invalid(errInvalidRequest()), false
 	}
 }
@@ -130,30 +145,13 @@ type members struct {
 	jsonrpc, method, params, id, result, err []byte
 }
 
-// object classifies one object known to be valid JSON, an element of a
-// message of n.
-func (d *decoder) object(obj []byte, n int) message {
-	var m members
-	forEachMember(obj, func(key, val []byte) {
-		switch string(key) {
-		case "jsonrpc":
-			m.jsonrpc = val
-		case "method":
-			m.method = val
-		case "params":
-			m.params = val
-		case "id":
-			m.id = val
-		case "result":
-			m.result = val
-		case "error":
-			m.err = val
-		}
-	})
+// object classifies one valid object, obj, whose members are m: an
+// element of a message of n.
+func (d *decoder) object(m *members, obj []byte, n int) message {
 	if m.method == nil && (m.result != nil || m.err != nil) {
-		return decodeResponse(&m, obj, d.newResponse(n))
+		return decodeResponse(m, obj, d.newResponse(n))
 	}
-	return d.request(&m)
+	return d.request(m)
 }
 
 func (d *decoder) request(m *members) message {

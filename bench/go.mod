@@ -8,6 +8,7 @@ require (
 	github.com/coder/websocket v1.8.15
 	github.com/creachadair/jrpc2 v1.3.6
 	github.com/ethereum/go-ethereum v1.17.10
+	github.com/go-json-experiment/json v1.27.2
 	github.com/peerwire/jsonrpc v0.0.0-00010101000000-000000000000
 	github.com/sourcegraph/jsonrpc2 v0.2.3
 	golang.org/x/exp/jsonrpc2 v0.0.0-20260709172345-9ea1abe57597
@@ -20,7 +21,6 @@ require (
 	github.com/creachadair/mds v0.31.0 // indirect
 	github.com/deckarep/golang-set/v2 v2.6.0 // indirect
 	github.com/fjl/jsonw v0.1.0 // indirect
-	github.com/go-json-experiment/json v1.27.2 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect

@@ -122,7 +122,8 @@ type Batcher interface {
 // Impl is one implementation under test.
 type Impl interface {
 	// Name is "<library>-<transport>", transport being ws, tcp-header or
-	// tcp-line; raw limits are named raw-<transport>.
+	// tcp-line; raw limits are named raw-<transport>, JSON floors
+	// floor-<transport>.
 	Name() string
 	// Start starts a server serving svc and connects a client to it.
 	// stop closes both and waits for them.
@@ -132,6 +133,10 @@ type Impl interface {
 // IsRaw reports whether im is a raw echo limit: its clients do not parse
 // replies, so results are not checked.
 func IsRaw(im Impl) bool { return strings.HasPrefix(im.Name(), "raw-") }
+
+// IsFloor reports whether im is a JSON floor (floor.go): the raw transport
+// plus one Marshal and one Unmarshal on each side.
+func IsFloor(im Impl) bool { return strings.HasPrefix(im.Name(), "floor-") }
 
 // Impls lists every implementation, in the order the benchmarks run them.
 func Impls() []Impl {
@@ -147,6 +152,9 @@ func Impls() []Impl {
 		RawWS{},
 		RawTCP{Line: false},
 		RawTCP{Line: true},
+		FloorWS{},
+		FloorTCP{Line: false},
+		FloorTCP{Line: true},
 	}
 }
 

@@ -182,3 +182,36 @@ func TestFleets(t *testing.T) {
 		})
 	}
 }
+
+// maxW1Allocs is the bound on allocations per W1 round trip,
+// client and server together, over every transport of ours.
+const maxW1Allocs = 12
+
+// TestOursW1Allocs holds ours to maxW1Allocs allocations per W1 round
+// trip (add, one call in flight), counted as the benchmark counts them:
+// both ends in this process.
+func TestOursW1Allocs(t *testing.T) {
+	for _, im := range Impls() {
+		if _, ok := im.(OursTCP); !ok && im.Name() != (OursWS{}).Name() {
+			continue
+		}
+		t.Run(im.Name(), func(t *testing.T) {
+			c, stop := im.Start(t, &Service{})
+			defer stop()
+			var sum int
+			call := func() {
+				if err := c.Call(ctx, MethodAdd, addParams, &sum); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 100 { // warm up: pools, queues and names settle
+				call()
+			}
+			if n := testing.AllocsPerRun(500, call); n > maxW1Allocs {
+				t.Errorf("%.1f allocations per W1 round trip, want at most %d", n, maxW1Allocs)
+			} else {
+				t.Logf("%.1f allocations per W1 round trip", n)
+			}
+		})
+	}
+}

@@ -8,6 +8,14 @@
 #   ROUNDS=3 BENCHTIME=0.2s bench/run.sh
 #   BENCH='W1$|W2' bench/run.sh  # a subset (a -bench regexp)
 #   CLUSTER=0 bench/run.sh       # without the cluster module's benchmarks
+#   GOS="go1.26.8 go1.27.3" bench/run.sh  # on both releases, interleaved
+#
+# GOS lists Go toolchains (GOTOOLCHAIN values: a release not installed is
+# fetched by the go command from the module proxy); default: the go on
+# PATH. Each gets its own test binary and results file
+# (results/<date>-<toolchain>.txt); a round runs every binary in turn, so
+# that noise hits every release alike. The tables are printed per
+# release, then benchstat's comparison of the releases.
 #
 # Then, unless CLUSTER=0, it runs the cluster module's benchmarks (NATS
 # stays out of this module: they live in cluster/bench_test.go): one
@@ -26,6 +34,7 @@ ROUNDS=${ROUNDS:-6}
 BENCHTIME=${BENCHTIME:-0.3s}
 BENCH=${BENCH:-.}
 OUT=${OUT:-results/$(date +%Y%m%d-%H%M%S).txt}
+GOS=${GOS:-$(go env GOVERSION)}
 
 mkdir -p .bin results
 export GOBIN="$PWD/.bin"
@@ -35,26 +44,57 @@ if [ ! -x .bin/benchstat ]; then
 fi
 
 start=$(date +%s)
-go test -c -o .bin/bench.test .
 go build -o .bin/ratios ./cmd/ratios
+# out names the results file of toolchain $1: OUT itself for a single
+# toolchain, OUT with -<toolchain> before .txt for several.
+out() {
+	if [ "$(echo $GOS | wc -w)" = 1 ]; then echo "$OUT"; else echo "${OUT%.txt}-$1.txt"; fi
+}
+for g in $GOS; do
+	GOTOOLCHAIN=$g go version >&2
+	GOTOOLCHAIN=$g go test -c -o ".bin/bench-$g.test" .
+	: >"$(out "$g")"
+done
 
-: >"$OUT"
+# A round whose binary fails (a benchmark's b.Fatal) is reported and the
+# run goes on, so that the other rounds and releases still count; run.sh
+# then exits non-zero.
+failed=""
 for i in $(seq 1 "$ROUNDS"); do
-	echo "round $i/$ROUNDS ($(($(date +%s) - start))s)" >&2
-	./.bin/bench.test -test.run='^$' -test.bench="$BENCH" \
-		-test.benchtime="$BENCHTIME" -test.benchmem -test.timeout=30m >>"$OUT"
+	for g in $GOS; do
+		echo "round $i/$ROUNDS, $g ($(($(date +%s) - start))s)" >&2
+		if ! "./.bin/bench-$g.test" -test.run='^$' -test.bench="$BENCH" \
+			-test.benchtime="$BENCHTIME" -test.benchmem -test.timeout=30m >>"$(out "$g")"; then
+			echo "round $i, $g: a benchmark failed (see $(out "$g"))" >&2
+			failed="$failed $i/$g"
+		fi
+	done
 done
 elapsed=$(($(date +%s) - start))
 
+cols=()
+for g in $GOS; do
+	f=$(out "$g")
+	cols+=("$g=$f")
+	echo
+	echo "# $g: benchstat (median ± 95% CI over $ROUNDS interleaved rounds; raw results in bench/$f)"
+	echo
+	./.bin/benchstat "$f"
+	echo
+	echo "# $g: ratios to the raw limit and the JSON floor of the same transport, cost per KiB, ours vs the other libraries (medians of $ROUNDS rounds)"
+	./.bin/ratios "$f"
+done
+if [ "${#cols[@]}" -gt 1 ]; then
+	echo
+	echo "# the releases side by side (benchstat)"
+	echo
+	./.bin/benchstat "${cols[@]}"
+fi
 echo
-echo "# benchstat (median ± 95% CI over $ROUNDS interleaved rounds; raw results in bench/$OUT)"
-echo
-./.bin/benchstat "$OUT"
-echo
-echo "# ratios to the raw limit of the same transport, cost per KiB, ours vs the other libraries (medians of $ROUNDS rounds)"
-./.bin/ratios "$OUT"
-echo
-echo "total: ${elapsed}s for $ROUNDS rounds"
+echo "total: ${elapsed}s for $ROUNDS rounds of $GOS"
+if [ -n "$failed" ]; then
+	echo "FAILED rounds (round/toolchain):$failed" >&2
+fi
 
 if [ "${CLUSTER:-1}" != 0 ]; then
 	COUT="${OUT%.txt}-cluster.txt"
@@ -66,3 +106,4 @@ if [ "${CLUSTER:-1}" != 0 ]; then
 	echo
 	./.bin/benchstat "$COUT"
 fi
+[ -z "$failed" ]

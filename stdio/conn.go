@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"reflect"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,9 +107,11 @@ type Conn struct {
 	rerr  error // sticky fatal read error
 	rpump *pump // reads r when Close cannot interrupt it, or nil
 
-	wmu   sync.Mutex // guards wbuf and serialises writes
+	wmu   sync.Mutex // guards wbuf, wvec and whdr, and serialises writes
 	wbuf  bytes.Buffer
-	wpump *pump // writes to w when Close cannot interrupt it, or nil
+	wpump *pump     // writes to w when Close cannot interrupt it, or nil
+	wvec  [2][]byte // a large message's frame, written without a copy
+	whdr  [40]byte  // its header
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -264,6 +267,11 @@ func (c *Conn) Write(msg []byte) error {
 
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if len(msg) >= minVectorWrite && c.wpump == nil {
+		if err := c.writeVector(msg); err != errNotVector {
+			return err
+		}
+	}
 	c.wbuf.Reset()
 	var err error
 	switch c.framing {
@@ -302,6 +310,47 @@ func (c *Conn) MaxMessageSize() int {
 }
 
 // writeFrame writes b to the underlying writer, through the pump if any.
+// minVectorWrite is the size from which a message is written without
+// being copied into the write buffer: its frame goes out as two slices in
+// one net.Buffers write (writev on a socket), the header (or, for lines,
+// the line break) and the message itself.
+const minVectorWrite = 16 << 10
+
+var errNotVector = errors.New("stdio: frame needs the write buffer")
+
+// writeVector writes msg's frame from msg itself, or returns errNotVector
+// when the framing needs to rewrite it (a line with line breaks in it).
+// Only for a w that Close interrupts (no pump): when it returns, nothing
+// reads msg any more. Called with c.wmu held.
+func (c *Conn) writeVector(msg []byte) error {
+	switch c.framing {
+	case Header:
+		h := append(c.whdr[:0], "Content-Length: "...)
+		h = strconv.AppendInt(h, int64(len(msg)), 10)
+		c.wvec = [2][]byte{append(h, "\r\n\r\n"...), msg}
+	case Line:
+		if bytes.IndexByte(msg, '\n') >= 0 || bytes.IndexByte(msg, '\r') >= 0 || allSpace(msg) {
+			return errNotVector // compacted (or refused) as the buffer's path does
+		}
+		c.wvec = [2][]byte{msg, lineBreak}
+	default:
+		return errNotVector
+	}
+	bufs := net.Buffers(c.wvec[:])
+	_, err := bufs.WriteTo(c.w)
+	c.wvec = [2][]byte{} // keep no reference to msg
+	if err != nil {
+		if c.closed.Load() {
+			return errClosed
+		}
+		return fmt.Errorf("stdio: write: %w", err)
+	}
+	return nil
+}
+
+// lineBreak ends a line frame.
+var lineBreak = []byte{'\n'}
+
 func (c *Conn) writeFrame(b []byte) (int, error) {
 	if c.wpump != nil {
 		return c.wpump.call(b)

@@ -8,7 +8,8 @@
 //
 // Benchmark names are Benchmark<workload>/<lib>-<transport>, transport
 // being ws, tcp-header or tcp-line; the raw limit of a transport is
-// raw-<transport>.
+// raw-<transport>, its JSON floor (the raw transport plus one Marshal and
+// one Unmarshal on each side) floor-<transport>.
 package main
 
 import (
@@ -84,7 +85,8 @@ func (s samples) get(w, impl, unit string) float64 {
 func (s samples) runs(w, impl string) int { return len(s[w][impl]["ns/op"]) }
 
 // impls returns the implementations measured in w: ours first, then the
-// other libraries, then the raw limits, each group in run order.
+// other libraries, then the JSON floors and the raw limits, each group in
+// run order.
 func (s samples) impls(w string) []string {
 	var names []string
 	for k := range s[w] {
@@ -94,8 +96,10 @@ func (s samples) impls(w string) []string {
 		switch {
 		case isOurs(n):
 			return 0
-		case isRaw(n):
+		case isFloor(n):
 			return 2
+		case isRaw(n):
+			return 3
 		}
 		return 1
 	}
@@ -114,6 +118,8 @@ func transport(impl string) string {
 }
 
 func rawOf(impl string) string { return "raw-" + transport(impl) }
+
+func floorOf(impl string) string { return "floor-" + transport(impl) }
 
 func num(v float64) string {
 	switch {
@@ -291,23 +297,24 @@ func idle(s samples, w string) {
 func oneInFlight(title string) func(s samples, w string) {
 	return func(s samples, w string) {
 		if !s.hasPayload(w) {
-			t := newTable(title, "x raw = ns/op / ns/op of the raw echo of the same transport (1.00x = the transport's floor; lower is better).",
-				"impl", "runs", "ns/op", "x raw", "B/op", "allocs/op")
+			t := newTable(title, "x raw = ns/op / ns/op of the raw echo of the same transport (1.00x = the transport's floor; lower is better); x floor = / the JSON floor's on the same transport (one Marshal and one Unmarshal each side); allocs x floor likewise.",
+				"impl", "runs", "ns/op", "x raw", "x floor", "B/op", "allocs/op", "allocs x floor")
 			for _, im := range s.impls(w) {
-				ns := s.get(w, im, "ns/op")
+				ns, allocs := s.get(w, im, "ns/op"), s.get(w, im, "allocs/op")
 				t.row(im, strconv.Itoa(s.runs(w, im)), num(ns), ratio(ns/s.get(w, rawOf(im), "ns/op")),
-					num(s.get(w, im, "B/op")), num(s.get(w, im, "allocs/op")))
+					ratio(ns/s.get(w, floorOf(im), "ns/op")),
+					num(s.get(w, im, "B/op")), num(allocs), ratio(allocs/s.get(w, floorOf(im), "allocs/op")))
 			}
 			t.flush()
 			return
 		}
 		t := newTable(fmt.Sprintf("%s (payload %s B = %s KiB)", title, num(s.payload(w)), num(s.payload(w)/1024)),
-			"x raw = ns/op / ns/op of the raw echo of the same transport; MB/s = payload bytes per second; µs/KiB = ns/op per KiB of payload; +µs/KiB = the same minus the raw echo's (what JSON-RPC adds per KiB).",
-			"impl", "runs", "ns/op", "x raw", "MB/s", "µs/KiB", "+µs/KiB", "B/op", "allocs/op")
+			"x raw = ns/op / ns/op of the raw echo of the same transport; x floor = / the JSON floor's on the same transport; MB/s = payload bytes per second; µs/KiB = ns/op per KiB of payload; +µs/KiB = the same minus the raw echo's (what JSON-RPC adds per KiB).",
+			"impl", "runs", "ns/op", "x raw", "x floor", "MB/s", "µs/KiB", "+µs/KiB", "B/op", "allocs/op")
 		for _, im := range s.impls(w) {
 			ns, raw := s.get(w, im, "ns/op"), s.get(w, rawOf(im), "ns/op")
 			kib := s.get(w, im, "payload-B") / 1024
-			t.row(im, strconv.Itoa(s.runs(w, im)), num(ns), ratio(ns/raw),
+			t.row(im, strconv.Itoa(s.runs(w, im)), num(ns), ratio(ns/raw), ratio(ns/s.get(w, floorOf(im), "ns/op")),
 				num(kib*1024/ns*1e3), num(ns/1e3/kib), num((ns-raw)/1e3/kib),
 				num(s.get(w, im, "B/op")), num(s.get(w, im, "allocs/op")))
 		}
@@ -340,7 +347,7 @@ func versusPeers(s samples) {
 	seen := map[string]bool{}
 	for _, w := range peerWorkloads {
 		for _, im := range s.impls(w) {
-			if !isOurs(im) && !isRaw(im) && !seen[im] {
+			if !isOurs(im) && !isRaw(im) && !isFloor(im) && !seen[im] {
 				seen[im] = true
 				peers = append(peers, im)
 			}
@@ -355,8 +362,8 @@ func versusPeers(s samples) {
 		cols = append(cols, short(p))
 	}
 	t := newTable("Ours vs the other libraries",
-		"ours ns/op / the library's ns/op on the same workload (below 1.00x: ours is faster; - = not run); best = the fastest other library, any transport. sg = sourcegraph, hdr = tcp-header, line = tcp-line.",
-		append(cols, "best", "x best")...)
+		"ours ns/op / the library's ns/op on the same workload (below 1.00x: ours is faster; - = not run); best = the fastest other library, any transport; p = two-sided Mann-Whitney U test of ours' runs against best's (exact, as benchstat computes it for few runs; p < 0.05 is significant). sg = sourcegraph, hdr = tcp-header, line = tcp-line.",
+		append(cols, "best", "x best", "p")...)
 	for _, w := range peerWorkloads {
 		for _, im := range s.impls(w) {
 			if !isOurs(im) || s.runs(w, im) == 0 {
@@ -372,7 +379,11 @@ func versusPeers(s samples) {
 					best, bestNS = p, pns
 				}
 			}
-			t.row(append(cells, short(best), ratio(ns/bestNS))...)
+			p := "-"
+			if best != "-" {
+				p = strconv.FormatFloat(mannWhitney(s[w][im]["ns/op"], s[w][best]["ns/op"]), 'f', 3, 64)
+			}
+			t.row(append(cells, short(best), ratio(ns/bestNS), p)...)
 		}
 	}
 	t.flush()
@@ -383,10 +394,70 @@ func short(impl string) string {
 	return strings.NewReplacer("sourcegraph-", "sg-", "tcp-header", "hdr", "tcp-line", "line").Replace(impl)
 }
 
-func isOurs(impl string) bool { return strings.HasPrefix(impl, "ours-") }
-func isRaw(impl string) bool  { return strings.HasPrefix(impl, "raw-") }
+func isOurs(impl string) bool  { return strings.HasPrefix(impl, "ours-") }
+func isRaw(impl string) bool   { return strings.HasPrefix(impl, "raw-") }
+func isFloor(impl string) bool { return strings.HasPrefix(impl, "floor-") }
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "ratios:", err)
 	os.Exit(1)
+}
+
+// mannWhitney returns the two-sided p-value of the Mann-Whitney U test of
+// samples a and b: the probability, were both drawn from one
+// distribution, of a U statistic at least as far from its mean as the one
+// seen. It is exact (every ordering of the pooled samples counted), which
+// fits the handful of runs a benchmark gets; ties count one half.
+func mannWhitney(a, b []float64) float64 {
+	n1, n2 := len(a), len(b)
+	if n1 == 0 || n2 == 0 {
+		return math.NaN()
+	}
+	u := 0.0 // pairs in which a's value is below b's
+	for _, x := range a {
+		for _, y := range b {
+			switch {
+			case x < y:
+				u++
+			case x == y:
+				u += 0.5
+			}
+		}
+	}
+	// count[i][j][k]: orderings of i a's and j b's with k pairs "a below b".
+	maxU := n1 * n2
+	prev := make([][]float64, n2+1)
+	for j := range prev {
+		prev[j] = make([]float64, maxU+1)
+		prev[j][0] = 1 // no a's: U = 0, one ordering
+	}
+	for i := 1; i <= n1; i++ {
+		cur := make([][]float64, n2+1)
+		for j := range cur {
+			cur[j] = make([]float64, maxU+1)
+			for k := 0; k <= maxU; k++ {
+				// The last element is an a (below all j b's after it: none) or a b
+				// (every one of the i a's before it is below it).
+				c := prev[j][k]
+				if j > 0 && k >= i {
+					c += cur[j-1][k-i]
+				}
+				cur[j][k] = c
+			}
+		}
+		prev = cur
+	}
+	dist := prev[n2]
+	total, mean := 0.0, float64(maxU)/2
+	for _, c := range dist {
+		total += c
+	}
+	dev := math.Abs(u - mean)
+	tail := 0.0
+	for k, c := range dist {
+		if math.Abs(float64(k)-mean) >= dev-1e-9 {
+			tail += c
+		}
+	}
+	return math.Min(1, tail/total)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,45 @@ BenchmarkW6/ours-tcp-line-2                  	     186	    612818 ns/op	 106.94 
 	}
 	if got := short("sourcegraph-tcp-header"); got != "sg-hdr" {
 		t.Errorf("short = %q", got)
+	}
+}
+
+func TestFloorRows(t *testing.T) {
+	in := `BenchmarkW1/ours-ws-2    100  30000 ns/op  1000 B/op  12 allocs/op
+BenchmarkW1/geth-ws-2    100  40000 ns/op  9000 B/op  70 allocs/op
+BenchmarkW1/raw-ws-2     100  20000 ns/op     0 B/op   0 allocs/op
+BenchmarkW1/floor-ws-2   100  25000 ns/op   500 B/op   9 allocs/op
+`
+	s := samples{}
+	if err := parse(strings.NewReader(in), s); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.impls("W1"); strings.Join(got, ",") != "ours-ws,geth-ws,floor-ws,raw-ws" {
+		t.Errorf("impls = %v, want ours, the other library, the floor, raw", got)
+	}
+	if got := s.get("W1", floorOf("ours-ws"), "ns/op"); got != 25000 {
+		t.Errorf("floor ns/op = %v, want 25000", got)
+	}
+	if isFloor("ours-ws") || !isFloor("floor-tcp-line") {
+		t.Error("isFloor misclassifies")
+	}
+}
+
+func TestMannWhitney(t *testing.T) {
+	for _, tc := range []struct {
+		a, b []float64
+		want float64
+	}{
+		// Five runs each, wholly apart: 2 of the 252 orderings are as extreme.
+		{[]float64{1, 2, 3, 4, 5}, []float64{6, 7, 8, 9, 10}, 2.0 / 252},
+		{[]float64{6, 7, 8, 9, 10}, []float64{1, 2, 3, 4, 5}, 2.0 / 252},
+		// Three against three, apart: 2 of 20.
+		{[]float64{1, 2, 3}, []float64{4, 5, 6}, 0.1},
+		// Interleaved: no evidence.
+		{[]float64{1, 3, 5}, []float64{2, 4, 6}, 0.7},
+	} {
+		if got := mannWhitney(tc.a, tc.b); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("mannWhitney(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

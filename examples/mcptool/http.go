@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -100,9 +99,20 @@ func serveHTTP(addr, fallbackRoot string, log *slog.Logger) error {
 	defer cancel()
 	// The sessions first: their event streams are requests that
 	// http.Server.Shutdown would otherwise wait for.
-	err = errors.Join(mcp.Shutdown(ctx), srv.Shutdown(ctx))
-	if errors.Is(<-served, http.ErrServerClosed) {
-		return err
+	err = mcp.Shutdown(ctx)
+	// Then the connections, which hold no session now. Shutdown waits
+	// for a connection a client opened and has sent nothing on yet (an
+	// HTTP client's spare one, kept in its pool) for up to 5 s before it
+	// counts it as idle: give them connGrace, then close what is left.
+	gctx, gcancel := context.WithTimeout(ctx, connGrace)
+	defer gcancel()
+	if srv.Shutdown(gctx) != nil {
+		srv.Close()
 	}
+	<-served // http.ErrServerClosed
 	return err
 }
+
+// connGrace bounds how long stopping waits for HTTP connections once the
+// sessions have ended.
+const connGrace = time.Second

@@ -55,7 +55,6 @@ type stream struct {
 	sent   uint64        // highest seq written to a response
 	ended  bool          // the reply is in: nothing more comes
 	json   bool          // the POST takes JSON: only the reply goes on it
-	ids    [][]byte      // its calls' ids, while a cancel may leave it unanswered (see cancelled)
 	writer *attachment   // the response writing it, or nil
 	wake   chan struct{} // closed (and replaced) when an event is appended or the writer replaced
 }

@@ -59,9 +59,6 @@ func (s *SessionServer) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	ss.mu.Lock()
 	st := ss.newStream(!sse)
-	if c := s.Peer.Cancel; c != nil && c.NoReply {
-		st.ids = callIDs(body)
-	}
 	ss.mu.Unlock()
 	if _, err := ss.post(body, st); err != nil {
 		ss.mu.Lock()
@@ -90,7 +87,6 @@ func (ss *session) postAccepted(w http.ResponseWriter, r *http.Request, body []b
 	}
 	select {
 	case <-m.taken:
-		ss.cancelled(body)
 		w.Header().Set(SessionIDHeader, ss.id)
 		w.WriteHeader(http.StatusAccepted)
 	case <-r.Context().Done():

@@ -91,7 +91,10 @@
 //     of MaxQueuedBytes of its own, for all calls; the call whose progress
 //     does not fit fails at once with ErrOverloaded, and is cancelled;
 //   - a Group member's broadcasts: Group.MaxQueue;
-//   - the message being read: the transport's MaxMessageSize.
+//   - the message being read: the transport's MaxMessageSize;
+//   - what a transport holds of its own: its budget (an HTTP session's
+//     undelivered and resumable events: httprpc.SessionServer's
+//     MaxBufferedBytes, past which the session ends).
 //
 // Bounded queues, back-pressure and handlers that write can make a cycle
 // between two Peers: A's read loop waits for room, which waits for A's
@@ -112,8 +115,9 @@
 //     waits for a handler slot, and never runs user code. The
 //     notifications of a batch take this path as one sent alone does; its
 //     calls are refused or taken at once.
-//   - The writer waits only for the Conn (the remote side's reading), and
-//     for nothing when the queue is empty. A caller with no ctx to honour
+//   - The writer waits only for the Conn (the remote side's reading; a
+//     Router's WriteFor is that write too), and for nothing when the queue
+//     is empty. A caller with no ctx to honour
 //     (a handler's reply, a call with a ctx that never ends) writes in the
 //     writer's place when nothing is queued, and waits as the writer
 //     would; it counts as waiting on the remote side meanwhile.

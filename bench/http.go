@@ -81,7 +81,7 @@ type Jrpc2HTTP struct{}
 func (Jrpc2HTTP) Name() string { return "jrpc2-http" }
 
 func (Jrpc2HTTP) Start(tb testing.TB, svc *Service) (Client, func()) {
-	b := jhttp.NewBridge(jrpc2HTTPMux(svc), nil)
+	b := jhttp.NewBridge(jrpc2Mux(svc), nil)
 	addr, closeHTTP := HTTPServer(tb, b)
 	hc, closeIdle := keepAliveClient()
 	cli := jrpc2.NewClient(jhttp.NewChannel("http://"+addr+"/", &jhttp.ChannelOptions{Client: hc}), nil)
@@ -90,28 +90,6 @@ func (Jrpc2HTTP) Start(tb testing.TB, svc *Service) (Client, func()) {
 		closeIdle()
 		closeHTTP()
 		b.Close()
-	}
-}
-
-// jrpc2HTTPMux serves add and tick, what W1post and the smoke test call,
-// as Jrpc2TCP's handlers do.
-func jrpc2HTTPMux(svc *Service) jrpc2Assigner {
-	return jrpc2Assigner{
-		MethodAdd: func(_ context.Context, req *jrpc2.Request) (any, error) {
-			var p AddParams
-			if err := req.UnmarshalParams(&p); err != nil {
-				return nil, err
-			}
-			return svc.Add(p), nil
-		},
-		MethodTick: func(_ context.Context, req *jrpc2.Request) (any, error) {
-			var p TickParams
-			if err := req.UnmarshalParams(&p); err != nil {
-				return nil, err
-			}
-			svc.Tick()
-			return nil, nil
-		},
 	}
 }
 

@@ -165,8 +165,10 @@ type jrpc2Assigner map[string]jrpc2.Handler
 
 func (m jrpc2Assigner) Assign(_ context.Context, method string) jrpc2.Handler { return m[method] }
 
-func (j Jrpc2TCP) Start(tb testing.TB, svc *Service) (Client, func()) {
-	mux := jrpc2Assigner{
+// jrpc2Mux serves the Service's methods as plain jrpc2.Handler functions,
+// for jrpc2 over TCP and over HTTP (jhttp).
+func jrpc2Mux(svc *Service) jrpc2Assigner {
+	return jrpc2Assigner{
 		MethodAdd: func(_ context.Context, req *jrpc2.Request) (any, error) {
 			var p AddParams
 			if err := req.UnmarshalParams(&p); err != nil {
@@ -197,6 +199,10 @@ func (j Jrpc2TCP) Start(tb testing.TB, svc *Service) (Client, func()) {
 			return nil, nil
 		},
 	}
+}
+
+func (j Jrpc2TCP) Start(tb testing.TB, svc *Service) (Client, func()) {
+	mux := jrpc2Mux(svc)
 	var (
 		mu      sync.Mutex
 		servers []*jrpc2.Server

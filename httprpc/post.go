@@ -1,7 +1,6 @@
 package httprpc
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -35,8 +34,8 @@ func (c *postConn) Read() ([]byte, error) {
 }
 
 func (c *postConn) Write(msg []byte) error {
-	if isRequest(msg) {
-		return nil
+	if !encodedReply(msg) {
+		return nil // a handler's notification: the body carries the reply only
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -48,14 +47,6 @@ func (c *postConn) Write(msg []byte) error {
 }
 
 func (c *postConn) Close() error { return nil }
-
-// requestHead is how every request the Peer encodes begins; its replies
-// begin with `{"jsonrpc":"2.0","id":` or `[`.
-var requestHead = []byte(`{"jsonrpc":"2.0","method":`)
-
-// isRequest reports whether msg, a message the Peer encoded, is a
-// notification rather than a reply.
-func isRequest(msg []byte) bool { return bytes.HasPrefix(msg, requestHead) }
 
 // replyBuf is a pooled copy of a reply (a Conn must not keep what Write
 // is given).

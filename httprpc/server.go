@@ -148,7 +148,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, status := readBody(w, r, s.maxBody())
+	body, status := readBody(w, r, limitOr(s.MaxBodySize, DefaultMaxBodySize))
 	if status != 0 {
 		http.Error(w, "httprpc: "+http.StatusText(status), status)
 		return
@@ -197,16 +197,6 @@ func (s *Server) serve(r *http.Request, body []byte) (reply *replyBuf, ok bool) 
 		return nil, false
 	}
 	return c.reply, true
-}
-
-func (s *Server) maxBody() int64 {
-	switch {
-	case s.MaxBodySize == 0:
-		return DefaultMaxBodySize
-	case s.MaxBodySize < 0:
-		return -1
-	}
-	return s.MaxBodySize
 }
 
 // isJSON reports whether a Content-Type is application/json, parameters

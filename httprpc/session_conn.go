@@ -186,7 +186,7 @@ func (ss *session) Write(msg []byte) error { return ss.WriteFor(msg, 0) }
 // ended, takes only JSON (and msg is not the reply), or read is 0. It
 // never waits: past MaxBufferedBytes it ends the session (ErrSlowClient).
 func (ss *session) WriteFor(msg []byte, read uint64) error {
-	reply := read != 0 && isReply(msg)
+	reply := read != 0 && encodedReply(msg)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.cause != nil {

@@ -7,9 +7,10 @@ import (
 	"strconv"
 )
 
-// isReply reports whether msg, as a Peer writes it, is a response or a
-// batch of responses (and not a request, a notification or a batch of
-// them).
+// isReply reports whether msg, as any server may write it (whitespace,
+// members in any order), is a response or a batch of responses (and not a
+// request, a notification or a batch of them). What a Peer of ours
+// encoded is told apart without a parse: encodedReply.
 func isReply(msg []byte) bool {
 	var probe struct {
 		Method json.RawMessage `json:"method"`

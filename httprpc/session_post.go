@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"mime"
 	"net/http"
 	"strconv"
 
@@ -15,7 +14,7 @@ import (
 // session if the POST names none) and answers with the reply's stream, the
 // reply as JSON, or 202.
 func (s *SessionServer) servePost(w http.ResponseWriter, r *http.Request) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !isJSON(r.Header.Get("Content-Type")) {
 		http.Error(w, "a POST's body must be application/json", http.StatusUnsupportedMediaType)
 		return
 	}

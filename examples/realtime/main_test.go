@@ -23,7 +23,19 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain fails the package if any test leaves a goroutine behind, but
+// for two of the embedded nats-server's: a JetStream stream's file store
+// (its state flush loop, and the access-time ticker every file store
+// holds) that the server, very rarely, leaves open after WaitForShutdown
+// when the stream was being created as it shut down (seen twice in some
+// thirty runs of this package since the board's topic history went to
+// JetStream; every goroutine of ours is still checked).
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/server.(*fileStore).flushStreamStateLoop"),
+		goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/server/ats.Register.func1"),
+	)
+}
 
 // startServer serves the demo on a free loopback port until the test ends
 // and returns its base URL, http://127.0.0.1:PORT/.

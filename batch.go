@@ -141,6 +141,11 @@ func (b *outBatch) send(ctx context.Context, idx []int) (*outMsg, error) {
 		b.p.forgetAll(b.idsOf(idx))
 		return nil, err
 	}
+	for _, i := range idx {
+		if !b.ids[i].IsZero() {
+			b.p.pending.sent(b.ids[i], m.seq)
+		}
+	}
 	return m, nil
 }
 
@@ -248,6 +253,7 @@ func (b *outBatch) run(ctx context.Context) error {
 		b.p.pending.forgetGroup(g, b.ids)
 		return err
 	}
+	b.p.pending.groupSent(g, m.seq)
 	all := make([]int, len(b.elems))
 	for i := range all {
 		all[i] = i

@@ -36,10 +36,13 @@ var ErrMessageTooLarge = errors.New("jsonrpc: message too large")
 // notifications faster than its handlers take them by not reading (see the
 // package doc), and a stream that is not read shows no close, reset or
 // missed keepalive: they wait behind the unread data. While its read loop
-// waits for room, a Peer also waits on Gone; once Gone is closed it ends
-// the connection with a cause wrapping GoneErr's error, without reading
-// what the stream still holds. A Peer that is reading ignores Gone: its
-// Read sees the end, after the messages sent before it.
+// waits for room, a Peer also waits on Gone. Once Gone is closed with an
+// error that wraps io.EOF (a clean end: the remote said all it had to
+// say), the Peer serves what it has read and reads on to the end, as
+// after a Read's io.EOF, within Options.DrainTimeout; with any other
+// error it ends the connection at once, with a cause wrapping it, without
+// reading what the stream still holds. A Peer that is reading ignores
+// Gone: its Read sees the end, after the messages sent before it.
 //
 // ws.Conn implements it with its keepalive, which probes by writing while
 // the Conn is not read; stdio's Command with the child process's exit.
@@ -71,9 +74,12 @@ type Router interface {
 // A Limiter is a Conn that carries messages up to a size, which its remote
 // side (configured alike) would refuse past. A Peer does not write a
 // message longer than MaxMessageSize bytes: Call, Notify and Batch fail at
-// once with an error wrapping ErrMessageTooLarge, and a handler's reply
-// that long is replaced by an Internal error reply. Zero or less means no
-// limit.
+// once with an error wrapping ErrMessageTooLarge, a handler's reply that
+// long is replaced by an Internal error reply, and the replies to an
+// inbound batch (or the read loop's refusals of one) that do not fit in
+// one array go in several, each within the limit, so that every call is
+// answered (a receiver matching batch replies by id, as the specification
+// requires, takes them alike). Zero or less means no limit.
 type Limiter interface {
 	MaxMessageSize() int
 }

@@ -58,9 +58,9 @@
 //     and never runs user code, so a handler may call back the other side
 //     (PeerFromContext gives it its Peer) even when every handler slot is
 //     busy.
-//   - Call, Notify and Batch honour their ctx to the end: a message still
-//     queued when it ends is never sent, and the caller never waits for a
-//     write in progress.
+//   - Call, Notify and Batch honour their ctx to the end: a message whose
+//     ctx has ended before it is queued, or while it is still queued, is
+//     never sent, and the caller never waits for a write in progress.
 //   - A handler may call Close or Shutdown; it must not call Wait. So may
 //     Options.OnConnect, to refuse the connection.
 //   - A handler's Call or Batch on its own Peer gives its slot back while
@@ -80,16 +80,29 @@
 //
 //   - a request read: MaxQueuedBytes (calls and batches refused past it;
 //     notifications, alone or in a batch, pushed back, or taken up to twice
-//     it while pushing back could deadlock, then the connection ends);
-//   - a batch's element replies, until its array is queued: MaxQueuedBytes
-//     (elements that would start past it get CodeOverloaded unrun);
+//     it while pushing back could deadlock, then the connection ends),
+//     charged at the capacity of the slice the Conn returned, which its
+//     params keep alive; a batch split into its notifications and its
+//     calls copies the smaller part out, so that neither keeps the
+//     other's bytes;
+//   - a batch's element replies, until its arrays are queued, and a
+//     handler's reply waiting for room in the outbound queue:
+//     MaxQueuedBytes (batch elements that would start past it get
+//     CodeOverloaded unrun; calls are refused while it is over), so a
+//     remote side that does not read holds at most that plus one reply
+//     per handler slot;
 //   - a message queued for writing: MaxOutboundBytes (a single message
-//     larger than it goes alone; none larger than the Conn's Limiter);
+//     larger than it goes alone; none larger than the Conn's Limiter: a
+//     batch's replies go in several arrays then, each within it); one
+//     withdrawn by its caller lets go of its bytes at once;
 //   - the read loop's own refusals and cancel notifications: 1 MiB, past
 //     which the connection ends with ErrSlowConsumer;
 //   - progress waiting for callers' functions (Options.Progress): a budget
-//     of MaxQueuedBytes of its own, for all calls; the call whose progress
-//     does not fit fails at once with ErrOverloaded, and is cancelled;
+//     of MaxQueuedBytes of its own, for all calls, each value copied out
+//     of its notification; the call whose progress does not fit fails at
+//     once with ErrOverloaded, and is cancelled;
+//   - the method names the read loop keeps so as not to allocate one per
+//     request: 256 names of at most 64 bytes;
 //   - a Group member's broadcasts: Group.MaxQueue;
 //   - the message being read: the transport's MaxMessageSize;
 //   - what a transport holds of its own: its budget (an HTTP session's

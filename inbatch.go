@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,10 +62,10 @@ type inBatch struct {
 }
 
 // runBatch serves the elements of an inbound batch and returns the reply
-// array (nil when every element was a notification), and the bytes it
-// counted against the inbound budget, which the caller gives back once the
-// reply is queued.
-func (p *Peer) runBatch(j job) (*msgBuf, int) {
+// arrays (one, unless it is longer than the Conn carries; none when every
+// element was a notification), and the bytes it counted against the
+// inbound budget, which the caller gives back once the replies are queued.
+func (p *Peer) runBatch(j job) ([]*msgBuf, int) {
 	b := &inBatch{p: p, tasks: j.tasks, replies: make([]*msgBuf, len(j.tasks))}
 	if len(j.tasks) > 1 && p.opts.BatchConcurrency > 1 {
 		b.g.SetLimit(p.opts.BatchConcurrency - 1)
@@ -164,28 +163,28 @@ func (b *inBatch) tick() {
 	b.ticker.Reset(batchTick)
 }
 
-// collect joins the replies in the order of the elements.
-func (b *inBatch) collect() *msgBuf {
-	n := 0
-	for _, r := range b.replies {
+// collect joins the replies in the order of the elements into reply
+// arrays (one unless that is too long: see replyArrays), and gives the
+// elements' buffers back.
+func (b *inBatch) collect() []*msgBuf {
+	elems := make([][]byte, len(b.replies))
+	var ids []ID // only for replies too long, which are rare
+	for i, r := range b.replies {
 		if r != nil {
-			n += len(r.b) + 1
+			elems[i] = r.b
 		}
 	}
-	if n == 0 { // an all-notification batch gets no reply at all
-		return nil
+	if b.p.maxMsg > 0 {
+		ids = make([]ID, len(b.replies))
+		for i := range ids {
+			ids[i] = b.tasks[i].msg.req.ID
+		}
 	}
-	out := newMsgBuf()
-	out.b = append(slices.Grow(out.b, n+1), '[')
+	out := b.p.replyArrays(elems, ids)
 	for _, r := range b.replies {
 		if r != nil {
-			if len(out.b) > 1 {
-				out.b = append(out.b, ',')
-			}
-			out.b = append(out.b, r.b...)
 			r.free()
 		}
 	}
-	out.b = append(out.b, ']')
 	return out
 }

@@ -54,8 +54,9 @@ type Options struct {
 	// and the handlers waiting for the reply to a Call they made on their
 	// own Peer. MaxQueuedBytes bounds the bytes of the inbound requests
 	// waiting or being handled, notifications included, each charged its
-	// size plus 256 bytes, and of the replies of inbound batches until
-	// each batch's reply array is queued. A call or batch that does not
+	// size plus 256 bytes, of the replies of inbound batches until each
+	// batch's reply arrays are queued, and of handlers' replies waiting
+	// for room in the outbound queue. A call or batch that does not
 	// fit is answered at once with a CodeOverloaded error, and so is a
 	// batch element that would start once the budget is full (the first
 	// element of a batch always runs). A notification that does not fit,
@@ -129,10 +130,14 @@ type Options struct {
 
 	// DrainTimeout bounds how long the Peer keeps serving after the remote
 	// side ends its stream cleanly (io.EOF, as when a client closes a
-	// child's stdin after writing its requests): it stops reading, fails
-	// its own pending calls at once, and lets running and queued handlers
-	// finish and write their replies, for at most DrainTimeout, before it
-	// ends. Default: 1 s. A negative value ends the Peer at once.
+	// child's stdin after writing its requests; or, while the Peer pushes
+	// back, a Watcher's Gone with an error wrapping io.EOF, as when a
+	// child exits with status 0): it fails its own pending calls at once,
+	// serves what it has read (notifications it was pushing back on
+	// included), and lets running and queued handlers finish and write
+	// their replies, for at most DrainTimeout from when it saw the end,
+	// before it ends. Default: 1 s. A negative value ends the Peer at
+	// once.
 	DrainTimeout time.Duration
 
 	// WriteTimeout, if positive, bounds each write to the Conn: a remote

@@ -62,6 +62,7 @@ type Peer struct {
 	maxMsg  int             // the Conn's Limiter size, or 0
 	router  Router          // the Conn, if it is one
 	reads   uint64          // the read loop's: Reads so far (see Router)
+	drainBy time.Time       // the read loop's: when draining after a clean end must be over
 
 	wg          sync.WaitGroup // the read loop and every goroutine it or goOwned starts
 	readStarted atomic.Bool
@@ -159,6 +160,9 @@ func newPeer(conn Conn, opts []Options) *Peer {
 	p.ctx, p.cancel = context.WithCancel(context.WithValue(context.WithoutCancel(base), peerKey{}, p))
 	p.pending.max = p.opts.MaxPending
 	p.pending.progMax = p.opts.MaxQueuedBytes
+	if p.opts.Progress != nil {
+		p.pending.tokPrefix = newTokenPrefix()
+	}
 	p.inbound.init(p)
 	p.out.init(p)
 	return p
@@ -327,7 +331,7 @@ func (p *Peer) closedErr() error {
 // connection ends. A message still queued when ctx ends is withdrawn; one
 // being written may yet arrive.
 func (p *Peer) write(ctx context.Context, msg []byte, buf *msgBuf) error {
-	m, err := p.out.send(ctx, msg, buf, true, p.readOf(ctx))
+	m, _, err := p.out.send(ctx, msg, buf, true, p.readOf(ctx))
 	if err != nil || m == nil { // failed, or written in place
 		return err
 	}
@@ -379,10 +383,12 @@ func (p *Peer) newID() ID { return ID{raw: strconv.FormatInt(p.nextID.Add(1), 10
 //
 // A request longer than the Conn carries (see Limiter) fails at once with
 // ErrMessageTooLarge. An error reply with id null (the remote side could
-// not read a request's id: a parse error, a message too long) fails the
-// waiting calls when they all went out in one message, this call alone or
-// one Batch; while calls from several messages wait, it names none of
-// them, and is logged and dropped.
+// not read a message's id: a parse error, a message too long) fails the
+// waiting calls when it can only be the answer to their message: this
+// call alone, or one Batch, waiting, sent last, and sent right after a
+// message the remote side has answered (it reads in order). Otherwise it
+// names none of them (it may answer a notification of ours the remote
+// could not read), and is logged and dropped; the calls wait on.
 //
 // A handler calling its own Peer with its ctx (or one derived from it) gives
 // up its handler slot while it waits for the reply, so that the remote side
@@ -455,11 +461,13 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf, sink *progress
 	defer p.inbound.park(ctx)()
 	// m is nil when written in place, which only a ctx that never ends
 	// allows: then the ctx.Done case below cannot happen.
-	m, err := p.out.sendBuf(ctx, msg, false, p.readOf(ctx))
+	m, seq, err := p.out.sendBuf(ctx, msg, false, p.readOf(ctx))
 	if err != nil {
+		msg.free()
 		p.pending.forget(id)
 		return nil, err
 	}
+	p.pending.sent(id, seq)
 	var ready chan struct{} // nil, never ready, without a sink
 	if sink != nil {
 		ready = sink.ready

@@ -21,11 +21,18 @@ type pendingTable struct {
 	forgottenLog  []ID // a ring, in the order forgotten
 	forgottenNext int  // the oldest in forgottenLog, once it is full
 
-	// Progress (progress_route.go): the calls' tokens, and the bytes of
-	// progress queued for callers' functions, bounded by progMax.
+	// synced is the seq (see sendQueue) of the latest message of ours
+	// that the remote side has answered: it has read everything we
+	// wrote up to there (see deliverUnattributed).
+	synced uint64
+
+	// Progress (progress_route.go): the calls' tokens, the bytes of
+	// progress queued for callers' functions, bounded by progMax, and
+	// the prefix of the tokens this Peer makes.
 	tokens    map[ID]*progressSink
 	progBytes int
 	progMax   int
+	tokPrefix string
 }
 
 // maxForgotten bounds the forgotten ids kept.
@@ -39,6 +46,7 @@ type waiter struct {
 	i  int // the element's index in g
 
 	sink *progressSink // a call's progress, or nil
+	seq  uint64        // a call's message's seq once queued (see sendQueue); 0 before
 }
 
 // replyGroup collects the replies to the calls of one batch. They are
@@ -48,6 +56,7 @@ type replyGroup struct {
 	resps []*response // by element; nil for a notification, or once the connection ended
 	left  int         // calls not yet answered, under the table's mu
 	done  chan struct{}
+	seq   uint64 // the batch's message's seq once queued; under the table's mu
 }
 
 // put records element i's outcome. Called with the table's mu held.
@@ -143,6 +152,23 @@ func (t *pendingTable) addGroup(ids []ID) (*replyGroup, error) {
 	return g, nil
 }
 
+// sent records the seq of the message a pending call went out in.
+func (t *pendingTable) sent(id ID, seq uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if w, ok := t.calls[id]; ok && w.g == nil {
+		w.seq = seq
+		t.calls[id] = w
+	}
+}
+
+// groupSent records the seq of the message a batch's calls went out in.
+func (t *pendingTable) groupSent(g *replyGroup, seq uint64) {
+	t.mu.Lock()
+	g.seq = seq
+	t.mu.Unlock()
+}
+
 // Outcomes of deliver.
 const (
 	replyDelivered = iota // to the call waiting for it
@@ -157,6 +183,11 @@ func (t *pendingTable) deliver(r *response) int {
 	defer t.mu.Unlock()
 	w, ok := t.calls[r.ID]
 	if ok {
+		seq := w.seq
+		if w.g != nil {
+			seq = w.g.seq
+		}
+		t.synced = max(t.synced, seq)
 		t.settle(r.ID, w, r)
 		return replyDelivered
 	}
@@ -168,19 +199,34 @@ func (t *pendingTable) deliver(r *response) int {
 }
 
 // deliverUnattributed hands r, a reply with id null (the remote side could
-// not read the id of a request of ours), to the calls waiting if they all
-// went out in one message: one call, or the calls of one batch. It
-// returns how many it reached: none when calls from several messages wait,
-// since nothing says which one r answers.
-func (t *pendingTable) deliverUnattributed(r *response) int {
+// not read the id of a message of ours), to the calls waiting if it can be
+// the answer to their message and to no other: one call, or the calls of
+// one batch, sent in the message last queued (seq last), right after one
+// the remote side has answered (synced). It returns how many it reached.
+//
+// The remote side reads our messages in order, and answers one it cannot
+// read as it reads it, before it answers any later one; so once it has
+// answered a message, it has said all it will say of the ones before. But
+// any message after that, a notification or a reply of ours included, may
+// draw an error with id null (a notification too large, say), and nothing
+// tells that error from the call's: when there is any, r names none of
+// them, and is dropped.
+func (t *pendingTable) deliverUnattributed(r *response, last uint64) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var g *replyGroup
+	var seq uint64
 	for _, w := range t.calls {
 		if w.g == nil && len(t.calls) > 1 || g != nil && w.g != g {
 			return 0
 		}
-		g = w.g
+		g, seq = w.g, w.seq
+	}
+	if g != nil {
+		seq = g.seq
+	}
+	if len(t.calls) == 0 || seq == 0 || seq != last || t.synced != seq-1 {
+		return 0
 	}
 	n := len(t.calls)
 	for id, w := range t.calls {

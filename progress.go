@@ -1,11 +1,11 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"strconv"
+	"strings"
 )
 
 // A ProgressDialect is how a protocol built on JSON-RPC reports the
@@ -172,7 +172,9 @@ type progressFuncs struct {
 
 // WithProgress returns a ctx that asks every Call made with it (or a ctx
 // derived from it) for work-done progress in Options.Progress's dialect:
-// the Peer makes a token for each call, puts it in the call's params, and
+// the Peer makes a token for each call (unique to this Peer, even against
+// another Peer of this package, and unguessable, so that a remote side
+// cannot aim progress at another call), puts it in the call's params, and
 // runs f with the value of every progress notification for that token
 // that arrives before the reply, in arrival order, on the calling
 // goroutine, before Call returns. Progress that arrives after the reply is
@@ -212,19 +214,22 @@ func (p *Peer) progressOf(ctx context.Context) (progressFuncs, bool) {
 	return fs, fs.work != nil || fs.partial != nil
 }
 
-// newToken returns a progress token that no other of this Peer's is.
+// newToken returns a progress token that no other Peer's is, and that a
+// remote side cannot guess: the Peer's own prefix and 80 random bits.
 func (p *Peer) newToken() ID {
-	return ID{raw: `"` + progressTokenPrefix + strconv.FormatInt(p.nextID.Add(1), 10) + `"`}
+	return ID{raw: p.pending.tokPrefix + rand.Text()[:16] + `"`}
 }
 
-// progressTokenPrefix begins every token a Peer makes, so that progress
-// for one of ours that is no longer awaited is told from progress for a
-// token the other side made (see routeProgress).
-const progressTokenPrefix = "peerwire-progress-"
+// newTokenPrefix returns the beginning of every token a Peer makes (the
+// opening quote, "peerwire-", 50 random bits and a dash), so that progress
+// for one of its tokens that is no longer awaited is told from progress
+// for a token the other side made (see routeProgress), even when the other
+// side is a Peer of this package too.
+func newTokenPrefix() string { return `"peerwire-` + rand.Text()[:10] + "-" }
 
-// ownToken reports whether token looks like one this Peer made.
-func ownToken(token ID) bool {
-	return bytes.HasPrefix([]byte(token.raw), []byte(`"`+progressTokenPrefix))
+// ownToken reports whether token is one this table's Peer made.
+func (t *pendingTable) ownToken(token ID) bool {
+	return t.tokPrefix != "" && strings.HasPrefix(token.raw, t.tokPrefix)
 }
 
 // startedKey is the ctx key of a token that StartProgress created.

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -92,7 +93,7 @@ func (t *pendingTable) progress(token ID, value json.RawMessage) (outcome int, f
 	defer t.mu.Unlock()
 	s := t.tokens[token]
 	switch {
-	case s == nil && ownToken(token):
+	case s == nil && t.ownToken(token):
 		return progressLate, ID{}
 	case s == nil:
 		return progressForeign, ID{}
@@ -111,7 +112,9 @@ func (t *pendingTable) progress(token ID, value json.RawMessage) (outcome int, f
 			}
 		}
 	}
-	s.q = append(s.q, progressItem{value: value, partial: token == s.partial && token != s.work, size: size})
+	// A copy: the value is a slice of its notification, which would stay
+	// alive whole while the value waits, charged only the value's size.
+	s.q = append(s.q, progressItem{value: bytes.Clone(value), partial: token == s.partial && token != s.work, size: size})
 	t.progBytes += size
 	select {
 	case s.ready <- struct{}{}:

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,15 +48,12 @@ func (p *Peer) readLoop() {
 }
 
 // drain ends the Peer after the remote side ended its stream cleanly, once
-// the inbound work already read has been served (see Options.DrainTimeout).
+// the inbound work already read has been served (see Options.DrainTimeout,
+// counted from when the end was first seen: see remoteEnded).
 func (p *Peer) drain(eof error) {
-	p.mu.Lock()
-	p.eof = eof
-	close(p.eofSeen)
-	p.mu.Unlock()
-	p.pending.close(fmt.Errorf("%w: %w", ErrClosed, eof)) // nobody will answer them
+	p.remoteEnded(eof)
 	if p.opts.DrainTimeout > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), p.opts.DrainTimeout)
+		ctx, cancel := context.WithDeadline(context.Background(), p.drainBy)
 		defer cancel()
 		select {
 		case <-p.inbound.drain(false):
@@ -69,7 +67,28 @@ func (p *Peer) drain(eof error) {
 			p.log.Info("jsonrpc: handlers still running after the remote ended; cancelling them", "after", p.opts.DrainTimeout)
 		}
 	}
+	p.mu.Lock()
+	eof = p.eof // the first end seen
+	p.mu.Unlock()
 	p.end(eof)
+}
+
+// remoteEnded records, the first time only, that the remote side ended its
+// stream cleanly: a Read returned io.EOF, or, while the read loop pushed
+// back, the Conn's Gone said so (see admitNotes). Nothing more will come,
+// so the Peer's own pending calls fail at once, and the DrainTimeout in
+// which it serves what it has read starts. Called by the read loop only.
+func (p *Peer) remoteEnded(eof error) {
+	p.mu.Lock()
+	if p.eof != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.eof = eof
+	close(p.eofSeen)
+	p.mu.Unlock()
+	p.drainBy = time.Now().Add(max(p.opts.DrainTimeout, 0))
+	p.pending.close(fmt.Errorf("%w: %w", ErrClosed, eof)) // nobody will answer them
 }
 
 // route handles one incoming message, element by element.
@@ -97,7 +116,9 @@ func (p *Peer) route(data []byte) {
 		}
 	}
 	if len(work) > 0 {
-		p.dispatch(work, batch, len(data))
+		// Charged at the size of what is kept: the requests' params are
+		// slices of data, which keeps its whole array alive.
+		p.dispatch(work, batch, cap(data))
 	}
 	// After the work is taken, so that a cancel reaches a call in the
 	// same batch as itself.
@@ -130,6 +151,12 @@ func (p *Peer) dispatch(work []message, batch bool, size int) {
 // like those sent alone, and its calls and invalid elements, which run as
 // one batch whose reply array holds their replies. The calls wait for the
 // notifications, those of the batch included, as calls sent alone do.
+//
+// Each job is charged what it keeps alive. The elements' params are
+// slices of the batch's message, so a job that outlives its siblings
+// would keep the whole message: when the batch is split, the smaller part
+// is copied out of it (detach) and charged its own bytes, and the other
+// part keeps the message and is charged all of it.
 func (p *Peer) dispatchBatch(work []message, size int) {
 	notes, calls := work, work[:0:0]
 	nNotes, notesSize := 0, 0
@@ -139,6 +166,7 @@ func (p *Peer) dispatchBatch(work []message, size int) {
 			notesSize += elemSize(m)
 		}
 	}
+	callsSize := size
 	switch {
 	case nNotes == 0:
 		notes, calls = nil, work
@@ -151,22 +179,44 @@ func (p *Peer) dispatchBatch(work []message, size int) {
 				calls = append(calls, m)
 			}
 		}
+		if notesSize <= size-notesSize {
+			detach(notes) // the calls keep the message
+		} else {
+			callsSize = detach(calls) // the notifications keep it
+			notesSize = size
+		}
 	}
 	switch {
 	case len(notes) == 0:
 	case p.inbound.orderedNotes(): // one job, its notifications in turn
 		p.admitNotes(notes, notesSize+msgOverhead*len(notes))
-	default: // Options.ConcurrentNotifications: a job each
+	default: // Options.ConcurrentNotifications: a job each, each its own bytes
+		if len(work) > 1 {
+			detach(notes)
+		}
 		for i := range notes {
 			p.admitNotes(notes[i:i+1], elemSize(notes[i])+msgOverhead)
 		}
 	}
 	if len(calls) > 0 {
-		callsSize := max(size-notesSize, 0) + msgOverhead*len(calls)
-		if !p.inbound.submit(calls, true, callsSize, 1) {
+		if !p.inbound.submit(calls, true, callsSize+msgOverhead*len(calls), 1) {
 			p.overloaded(calls, true)
 		}
 	}
+}
+
+// detach copies the params of msgs out of the message they were read in,
+// so that they keep only their own bytes, and returns about how many
+// those are (as elemSize counts them).
+func detach(msgs []message) int {
+	n := 0
+	for i := range msgs {
+		if msgs[i].req.Params != nil {
+			msgs[i].req.Params = bytes.Clone(msgs[i].req.Params)
+		}
+		n += elemSize(msgs[i])
+	}
+	return n
 }
 
 // elemSize is about what a batch element took of its message's bytes.
@@ -198,9 +248,28 @@ func (p *Peer) admitNotes(notes []message, size int) {
 			}
 			return
 		}
-		if !d.waitForChange(pushBackPoll) {
-			p.end(fmt.Errorf("the remote side went while this side pushed back: %w", p.goneErr()))
-			return
+		wait := pushBackPoll
+		if !p.drainBy.IsZero() { // the remote has ended: serve what was read, in time
+			if wait = min(wait, time.Until(p.drainBy)); wait <= 0 {
+				p.log.Info("jsonrpc: notifications still unserved after the remote ended; dropping them",
+					"after", p.opts.DrainTimeout, "method", notes[0].req.Method, "count", len(notes))
+				p.mu.Lock()
+				eof := p.eof
+				p.mu.Unlock()
+				p.end(eof)
+				return
+			}
+		}
+		if !d.waitForChange(wait) {
+			err := p.goneErr()
+			if !errors.Is(err, io.EOF) || p.opts.DrainTimeout < 0 {
+				p.end(fmt.Errorf("the remote side went while this side pushed back: %w", err))
+				return
+			}
+			// A clean end (a Pipe closed, a child that exited with
+			// status 0): what was read is served, as after io.EOF.
+			p.remoteEnded(err)
+			p.gone = nil
 		}
 	}
 }
@@ -232,10 +301,10 @@ func (p *Peer) receive(m message) {
 	if m.resp.ID.IsNull() && m.resp.Error != nil {
 		// An error naming no call: the remote side could not read a
 		// request of ours (a parse error, a message or batch too long).
-		if p.pending.deliverUnattributed(m.resp) > 0 {
+		if p.pending.deliverUnattributed(m.resp, p.out.lastSeq()) > 0 {
 			return
 		}
-		p.log.Warn("jsonrpc: dropped an error reply with id null: it names no call, and no one message of ours awaits a reply alone",
+		p.log.Warn("jsonrpc: dropped an error reply with id null: it may answer any of several messages of ours",
 			"error", m.resp.Error)
 		return
 	}
@@ -252,11 +321,12 @@ func (p *Peer) receive(m message) {
 // overloaded answers work that the dispatcher did not take (its queue is
 // full, or the Peer is shutting down): each call gets the rejection error,
 // invalid elements their own error; notifications are dropped, since
-// nothing can be answered to them.
+// nothing can be answered to them. A batch's answers go in arrays within
+// the Conn's limit, as its replies would (see replyArrays).
 func (p *Peer) overloaded(work []message, batch bool) {
-	var out []byte
-	n := 0
-	for _, m := range work {
+	elems := make([][]byte, len(work))
+	ids := make([]ID, len(work))
+	for i, m := range work {
 		e := m.invalid
 		if e == nil {
 			if m.req.IsNotification() {
@@ -264,17 +334,16 @@ func (p *Peer) overloaded(work []message, batch bool) {
 			}
 			e = p.inbound.rejection()
 		}
-		if n > 0 {
-			out = append(out, ',')
+		elems[i], ids[i] = appendErrorResponse(nil, m.req.ID, e), m.req.ID
+	}
+	if !batch {
+		if elems[0] != nil {
+			p.replyNow(elems[0])
 		}
-		out = appendErrorResponse(out, m.req.ID, e)
-		n++
+		return
 	}
-	if n > 0 && batch {
-		out = append(append([]byte{'['}, out...), ']')
-	}
-	if n > 0 {
-		p.replyNow(out)
+	for _, a := range p.replyArrays(elems, ids) {
+		p.replyNow(a.b) // not freed: the control queue keeps no buffer
 	}
 }
 

@@ -38,6 +38,17 @@ type sendQueue struct {
 	wake     chan struct{} // wakes a lingering writer; 1-buffered
 	flushed  chan struct{} // non-nil while someone waits for an empty queue
 	closed   error         // set once the connection has ended
+
+	// seq numbers the messages in the order they are queued, which is
+	// the order they are written: the last one taken. A pending call
+	// keeps its message's, so that an error naming no call can be
+	// attributed to the only message it can be the answer to (see
+	// pendingTable.deliverUnattributed).
+	seq uint64
+
+	// withdrawn counts the messages in q withdrawn by their callers; q
+	// is compacted when they are many (see withdraw).
+	withdrawn int
 }
 
 // outMsg is one queued message.
@@ -46,6 +57,7 @@ type outMsg struct {
 	buf     *msgBuf // data's pooled buffer, freed once written; or nil
 	control bool
 	read    uint64        // the inbound message it belongs to (see Router)
+	seq     uint64        // its place in the order of messages queued
 	state   uint8         // queued, taken or withdrawn; under sendQueue.mu
 	written chan struct{} // if not nil, closed once written or failed
 	err     error         // the outcome, set before written is closed
@@ -69,13 +81,26 @@ func (s *sendQueue) init(p *Peer) {
 
 // enqueue queues data, waiting while the queue is over its budget (a
 // message larger than the whole budget goes alone) until ctx or the
-// connection ends. A nil ctx waits for the connection only. If written is
-// true, the returned message's written channel will get the outcome. If buf
-// is not nil, data is buf's, and buf is freed once data is written. read is
-// the inbound message data belongs to, for a Router.
+// connection ends. A nil ctx waits for the connection only; one that has
+// already ended queues nothing. If written is true, the returned message's
+// written channel will get the outcome. If buf is not nil, data is buf's,
+// and buf is freed once data is written or withdrawn (not on an error:
+// the caller still owns it then). read is the inbound message data belongs
+// to, for a Router.
 func (s *sendQueue) enqueue(ctx context.Context, data []byte, buf *msgBuf, written bool, read uint64) (*outMsg, error) {
+	return s.enqueueCharged(ctx, data, buf, written, read, false)
+}
+
+// enqueueCharged is enqueue; with charge, data counts against the inbound
+// budget while it waits for room (see sendReply).
+func (s *sendQueue) enqueueCharged(ctx context.Context, data []byte, buf *msgBuf, written bool, read uint64, charge bool) (*outMsg, error) {
 	if err := s.p.checkSize(len(data)); err != nil {
 		return nil, err
+	}
+	if ctx != nil && ctx.Err() != nil {
+		// Ended before it was queued: never sent, as the package doc
+		// promises of a message still queued when its ctx ends.
+		return nil, ctx.Err()
 	}
 	m := &outMsg{data: data, buf: buf, read: read}
 	if written {
@@ -93,6 +118,11 @@ func (s *sendQueue) enqueue(ctx context.Context, data []byte, buf *msgBuf, writt
 		room := s.room
 		s.waiters++
 		s.mu.Unlock()
+		if charge {
+			s.p.inbound.charge(len(data))
+			defer s.p.inbound.uncharge(len(data))
+			charge = false
+		}
 		select {
 		case <-room:
 		case <-done:
@@ -118,21 +148,39 @@ func (s *sendQueue) enqueue(ctx context.Context, data []byte, buf *msgBuf, writt
 
 // send writes data in the writer's place (see direct) when ctx can never
 // end, and queues it otherwise, as enqueue does. A nil ctx is one that
-// never ends. The returned message is nil when data was written in place.
-func (s *sendQueue) send(ctx context.Context, data []byte, buf *msgBuf, written bool, read uint64) (*outMsg, error) {
+// never ends. The returned message is nil when data was written in place;
+// seq is its place in the order of messages either way.
+func (s *sendQueue) send(ctx context.Context, data []byte, buf *msgBuf, written bool, read uint64) (m *outMsg, seq uint64, err error) {
 	if err := s.p.checkSize(len(data)); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if ctx == nil || ctx.Done() == nil {
-		if ok, err := s.direct(data, buf, read); ok {
-			return nil, err
+		if ok, seq, err := s.direct(data, buf, read); ok {
+			return nil, seq, err
 		}
 	}
-	return s.enqueue(ctx, data, buf, written, read)
+	if m, err = s.enqueue(ctx, data, buf, written, read); err != nil {
+		return nil, 0, err
+	}
+	return m, m.seq, nil
+}
+
+// sendReply sends a handler's reply to a call sent alone, buf, for the
+// inbound message read, as send does with no ctx. While it waits for room
+// in the outbound queue its bytes count against the inbound budget
+// (Options.MaxQueuedBytes), as a batch's replies do until their arrays
+// are queued: the call is still being served, and a remote side that
+// does not read its replies must not make this side hold them beyond the
+// budget (new calls are refused meanwhile).
+func (s *sendQueue) sendReply(buf *msgBuf, read uint64) {
+	if ok, _, _ := s.direct(buf.b, buf, read); ok {
+		return
+	}
+	_, _ = s.enqueueCharged(nil, buf.b, buf, false, read, true)
 }
 
 // sendBuf sends buf's message, as send does.
-func (s *sendQueue) sendBuf(ctx context.Context, buf *msgBuf, written bool, read uint64) (*outMsg, error) {
+func (s *sendQueue) sendBuf(ctx context.Context, buf *msgBuf, written bool, read uint64) (*outMsg, uint64, error) {
 	return s.send(ctx, buf.b, buf, written, read)
 }
 
@@ -141,19 +189,22 @@ func (s *sendQueue) sendBuf(ctx context.Context, buf *msgBuf, written bool, read
 // write's error). It is for callers that have no ctx to honour (a runner's
 // reply, a call with a ctx that never ends), which may wait for the Conn:
 // it saves the hand-over to the writer goroutine. The caller counts as
-// waiting for a write meanwhile (see blocked).
-func (s *sendQueue) direct(data []byte, buf *msgBuf, read uint64) (bool, error) {
+// waiting for a write meanwhile (see blocked). seq is the message's place
+// in the order of messages.
+func (s *sendQueue) direct(data []byte, buf *msgBuf, read uint64) (ok bool, seq uint64, err error) {
 	s.mu.Lock()
 	if s.running || len(s.q) > 0 || s.closed != nil {
 		s.mu.Unlock()
-		return false, nil
+		return false, 0, nil
 	}
 	s.running = true // holds the writer's place: others queue behind
 	s.watchers++
 	s.bytes += len(data)
+	s.seq++
+	seq = s.seq
 	s.mu.Unlock()
 
-	err := s.p.writeConn(data, read)
+	err = s.p.writeConn(data, read)
 
 	s.mu.Lock()
 	s.watchers--
@@ -173,7 +224,7 @@ func (s *sendQueue) direct(data []byte, buf *msgBuf, read uint64) (bool, error) 
 	} else if buf != nil {
 		buf.free()
 	}
-	return true, err
+	return true, seq, err
 }
 
 // control queues data (belonging to the inbound message read) without
@@ -195,6 +246,8 @@ func (s *sendQueue) control(data []byte, read uint64) bool {
 // push appends m and reports whether a writer must be started. Called with
 // s.mu held.
 func (s *sendQueue) push(m *outMsg) (start bool) {
+	s.seq++
+	m.seq = s.seq
 	s.q = append(s.q, m)
 	if s.running {
 		if s.waiting {
@@ -219,7 +272,11 @@ func (s *sendQueue) start(start bool) {
 
 // withdraw takes m out of the queue if the writer has not taken it yet. It
 // reports whether m is withdrawn, now or before: whether it will never
-// reach the wire.
+// reach the wire. A withdrawn message lets go of its bytes at once, not
+// when the writer comes to it: behind a write that does not return, the
+// callers that leave would otherwise fill the heap with what they gave
+// back to the budget. Its place in the queue goes too, once withdrawn
+// messages are half the queue.
 func (s *sendQueue) withdraw(m *outMsg) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -228,7 +285,31 @@ func (s *sendQueue) withdraw(m *outMsg) bool {
 	}
 	m.state = msgWithdrawn
 	s.release(m)
+	if m.buf != nil {
+		m.buf.free()
+	}
+	m.data, m.buf = nil, nil
+	if s.withdrawn++; s.withdrawn > compactAfter && s.withdrawn > len(s.q)/2 {
+		s.compact()
+	}
 	return true
+}
+
+// compactAfter is how many withdrawn messages the queue keeps in place
+// before it may compact.
+const compactAfter = 32
+
+// compact drops the withdrawn messages from the queue. Called with s.mu
+// held.
+func (s *sendQueue) compact() {
+	q := s.q[:0]
+	for _, m := range s.q {
+		if m.state == msgQueued {
+			q = append(q, m)
+		}
+	}
+	clear(s.q[len(q):])
+	s.q, s.withdrawn = q, 0
 }
 
 // release gives m's bytes back to the budget. Called with s.mu held.
@@ -257,6 +338,13 @@ func (s *sendQueue) watch(n int) {
 	s.mu.Lock()
 	s.watchers += n
 	s.mu.Unlock()
+}
+
+// lastSeq returns the seq of the last message queued.
+func (s *sendQueue) lastSeq() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seq
 }
 
 // blocked reports whether anyone waits on the queue, for room or for a
@@ -351,6 +439,7 @@ func (s *sendQueue) next() *outMsg {
 		if m.state == msgQueued {
 			return m
 		}
+		s.withdrawn--
 	}
 	return nil
 }
@@ -394,7 +483,7 @@ func (s *sendQueue) close(err error) {
 			}
 		}
 	}
-	s.q = nil
+	s.q, s.withdrawn = nil, 0
 	s.bytes, s.ctlBytes = 0, 0
 	if s.room != nil {
 		close(s.room)

@@ -9,52 +9,39 @@ import (
 // for room in the outbound queue: the handlers push back on their lane
 // rather than hold replies beyond Options.MaxOutboundBytes.
 func (p *Peer) runJob(j job) {
-	var reply *msgBuf
+	var replies []*msgBuf
 	charged := 0
 	if j.batch {
-		reply, charged = p.runBatch(j)
+		replies, charged = p.runBatch(j)
 	} else {
 		// One request, or the notifications of a batch, in order.
+		var reply *msgBuf
 		for i := range j.tasks {
 			reply = p.serve(&j.tasks[i])
 		}
-	}
-	if reply != nil {
-		if p.checkSize(len(reply.b)) != nil {
-			reply = p.tooLargeReply(j, reply)
+		if reply != nil {
+			if p.checkSize(len(reply.b)) != nil {
+				reply = p.tooLargeReply(j.tasks[0].msg.req.ID, reply)
+			}
+			p.out.sendReply(reply, j.read)
 		}
-		p.reply(reply, j.read)
+	}
+	for _, r := range replies {
+		p.reply(r, j.read)
 	}
 	if charged > 0 {
 		p.inbound.uncharge(charged)
 	}
 }
 
-// tooLargeReply replaces a reply longer than the Conn carries: each call
-// of j gets an Internal error instead of its outcome, which the remote
-// side could not have read.
-func (p *Peer) tooLargeReply(j job, reply *msgBuf) *msgBuf {
-	p.log.Error("jsonrpc: a reply is longer than the connection carries; sending Internal errors instead",
+// tooLargeReply replaces a reply to id longer than the Conn carries with
+// an Internal error, which the remote side can read.
+func (p *Peer) tooLargeReply(id ID, reply *msgBuf) *msgBuf {
+	p.log.Error("jsonrpc: a reply is longer than the connection carries; sending an Internal error instead",
 		"bytes", len(reply.b), "limit", p.maxMsg)
 	reply.free()
-	e := errInternal()
-	e.Data = appendQuote(nil, "reply too large")
 	out := newMsgBuf()
-	if j.batch {
-		out.b = append(out.b, '[')
-	}
-	for _, t := range j.tasks {
-		if t.msg.invalid == nil && t.msg.req.IsNotification() {
-			continue
-		}
-		if len(out.b) > 1 {
-			out.b = append(out.b, ',')
-		}
-		out.b = appendErrorResponse(out.b, t.msg.req.ID, e)
-	}
-	if j.batch {
-		out.b = append(out.b, ']')
-	}
+	out.b = tooLargeError(out.b, id)
 	return out
 }
 
@@ -62,7 +49,7 @@ func (p *Peer) tooLargeReply(j job, reply *msgBuf) *msgBuf {
 // for room until the connection ends (in which case there is nobody to
 // answer).
 func (p *Peer) reply(msg *msgBuf, read uint64) {
-	_, _ = p.out.sendBuf(nil, msg, false, read)
+	_, _, _ = p.out.sendBuf(nil, msg, false, read)
 }
 
 // serve runs one task's handler and returns its encoded reply, or nil for a

@@ -68,8 +68,13 @@ func (d *decoder) newResponse(n int) *response {
 	return &d.resps[len(d.resps)-1]
 }
 
-// maxNames bounds the method names a decoder keeps.
-const maxNames = 256
+// maxNames bounds the method names a decoder keeps, and maxNameLen their
+// length: a remote side that sends long names of its own making must not
+// make the connection hold them for its whole life.
+const (
+	maxNames   = 256
+	maxNameLen = 64
+)
 
 // decode validates data and finds its envelopes' members in one pass
 // (envelope.go), then classifies each element.
@@ -130,7 +135,7 @@ func (d *decoder) name(v []byte) (string, bool) {
 		return s, true
 	}
 	s := string(raw)
-	if len(d.names) < maxNames {
+	if len(d.names) < maxNames && len(s) <= maxNameLen {
 		if d.names == nil {
 			d.names = make(map[string]string)
 		}

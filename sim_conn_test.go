@@ -27,34 +27,38 @@ type simCarrier struct {
 	cleanup func()
 }
 
-// simConnect connects two Conns over tr.
-func simConnect(tr simTransport, ping time.Duration, msgCap int) (*simCarrier, error) {
+// simConnect connects two Conns over tr, side i's with message cap
+// caps[i] (0: the transport's default).
+func simConnect(tr simTransport, ping time.Duration, caps [2]int) (*simCarrier, error) {
 	switch tr {
 	case simPipe:
 		a, b := jsonrpc.Pipe()
 		return &simCarrier{conns: [2]jsonrpc.Conn{a, b}, abrupt: [2]func() error{a.Close, b.Close}, cleanup: func() {}}, nil
 	case simLineNetPipe, simHeaderNetPipe:
 		x, y := net.Pipe()
-		return simStdio(x, y, tr == simLineNetPipe, msgCap), nil
+		return simStdio(x, y, tr == simLineNetPipe, caps), nil
 	case simLineTCP, simHeaderTCP:
 		x, y, err := simTCPPair()
 		if err != nil {
 			return nil, err
 		}
-		return simStdio(x, y, tr == simLineTCP, msgCap), nil
+		return simStdio(x, y, tr == simLineTCP, caps), nil
 	case simWS:
-		return simWSPair(ping, msgCap)
+		return simWSPair(ping, caps)
 	}
 	panic("unknown transport")
 }
 
-func simStdio(x, y net.Conn, line bool, msgCap int) *simCarrier {
-	so := stdio.Options{Framing: stdio.Header, MaxMessageSize: int64(msgCap)}
-	if line {
-		so.Framing = stdio.Line
+func simStdio(x, y net.Conn, line bool, caps [2]int) *simCarrier {
+	var so [2]stdio.Options
+	for i := range so {
+		so[i] = stdio.Options{Framing: stdio.Header, MaxMessageSize: int64(caps[i])}
+		if line {
+			so[i].Framing = stdio.Line
+		}
 	}
 	return &simCarrier{
-		conns:   [2]jsonrpc.Conn{stdio.NewConn(x, x, so), stdio.NewConn(y, y, so)},
+		conns:   [2]jsonrpc.Conn{stdio.NewConn(x, x, so[0]), stdio.NewConn(y, y, so[1])},
 		abrupt:  [2]func() error{x.Close, y.Close},
 		cleanup: func() {},
 	}
@@ -89,12 +93,16 @@ func simTCPPair() (net.Conn, net.Conn, error) {
 // simWSPair connects a ws.Conn made by ws.NewConn over coder/websocket's
 // Dial (side a) to one made by ws.Server.Accept (side b), over loopback
 // TCP, and keeps both TCP connections for the abrupt fault.
-func simWSPair(ping time.Duration, msgCap int) (*simCarrier, error) {
-	wo := ws.Options{PingInterval: ping, MaxMessageSize: int64(msgCap)}
-	if ping > 0 {
-		wo.PingTimeout = time.Second // longer than any pause of the plan
+func simWSPair(ping time.Duration, caps [2]int) (*simCarrier, error) {
+	var wos [2]ws.Options
+	for i := range wos {
+		wos[i] = ws.Options{PingInterval: ping, MaxMessageSize: int64(caps[i])}
+		if ping > 0 {
+			wos[i].PingTimeout = time.Second // longer than any pause of the plan
+		}
 	}
-	srv := &ws.Server{Options: wo}
+	wo := wos[0]
+	srv := &ws.Server{Options: wos[1]}
 	accepted := make(chan *ws.Conn, 1)
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := srv.Accept(w, r)

@@ -44,6 +44,7 @@ func simGenerate(seed uint64) *simPlan {
 	for s := range p.sides {
 		p.sides[s].delaySlow = p.sides[s].intercept && g.chance(50)
 	}
+	g.extend()
 	return p
 }
 
@@ -304,7 +305,11 @@ func (g *simGen) sized(steps []simStep) {
 		}
 	}
 	g.p.maxMsg = max(g.p.maxMsg, n)
-	g.p.maxCharge = max(g.p.maxCharge, n+256*len(steps)) // msgOverhead per element
+	// A request is charged the capacity of what its transport read it
+	// into (rounded up by the allocator, an eighth at most, a page for
+	// large ones), and msgOverhead per element.
+	g.p.maxCharge = max(g.p.maxCharge, n+n/8+8192+256*len(steps))
+	g.p.maxBatch = max(g.p.maxBatch, len(steps))
 }
 
 // reply accounts for the reply to a call s, alone or in a batch.

@@ -22,10 +22,16 @@ const simFailCode = 4321
 func (rn *simRun) handler(s int) jsonrpc.Handler {
 	ordered := !rn.plan.sides[s].opts.ConcurrentNotifications
 	return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if ok, res, err := rn.progressRequest(s, req, ordered); ok {
+			return res, err
+		}
 		var st simStep
 		if err := json.Unmarshal(req.Params, &st); err != nil {
 			rn.c.fail("U", "side %c got params it cannot decode: %v", 'a'+s, err)
 			return nil, err
+		}
+		if st.Pre {
+			rn.c.fail("E", "side %c got %v, whose caller's ctx had ended before it was made", 'a'+s, &st)
 		}
 		defer rn.c.handlerStart(s, st.String(), ctx)()
 		if req.IsNotification() {
@@ -70,6 +76,10 @@ func (rn *simRun) serve(ctx context.Context, s int, st *simStep) (any, error) {
 		}
 	case "fail":
 		return nil, &jsonrpc.Error{Code: simFailCode, Message: "fail"}
+	case "prog":
+		return progressEnded(rn.serveProgress(ctx, st))
+	case "own":
+		return progressEnded(rn.serveOwn(ctx, st))
 	case "close":
 		r := rn.c.begin(fmt.Sprintf("side %c Close from a handler", 'a'+s), nil)
 		p.Close()
@@ -100,13 +110,14 @@ func (rn *simRun) call(ctx context.Context, s int, p *jsonrpc.Peer, st *simStep,
 	return err
 }
 
-// notify sends st, times it, and records whether it was reported written.
+// notify sends st, times it, and records whether it was reported written
+// (and not too long for the other side, which skips it unread).
 func (rn *simRun) notify(ctx context.Context, s int, p *jsonrpc.Peer, st *simStep, label string) error {
 	r := rn.c.begin(label, ctx)
 	err := p.Notify(ctx, st.Kind, st)
 	rn.c.end(r)
 	rn.classify(ctx, st, err, label)
-	rn.c.sent(st.St, st.Sq, st.via(), err == nil)
+	rn.c.sent(st.St, st.Sq, st.via(), err == nil && !rn.plan.overRemoteCap(s, st))
 	return err
 }
 
@@ -173,11 +184,30 @@ func (rn *simRun) classify(ctx context.Context, st *simStep, err error, label st
 		kind = "cancelled"
 	case errors.As(err, &e) && e.Code == simFailCode && st != nil && st.Kind == "fail":
 		kind = "fail"
+	case progressOverflow(st, err):
+		kind = "progress overflow"
+	case errors.As(err, &e) && e.Code == simOwnFailCode && st != nil && (st.Kind == "own" || st.Kind == "prog"):
+		kind = "progress ended"
 	default:
 		rn.c.fail("U", "%s: unexpected error %v", label, err)
 		kind = "unexpected"
 	}
 	rn.c.outcome(kind)
+}
+
+// progressEnded turns the failure of a progress handler whose connection
+// or ctx is ending, or whose StartProgress the other side refused, into
+// an error the caller can tell (simOwnFailCode); any other failure stays
+// as it is, and reaches the caller as an Internal error (invariant U).
+func progressEnded(res any, err error) (any, error) {
+	var e *jsonrpc.Error
+	switch {
+	case err == nil, errors.As(err, &e):
+		return res, err
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, jsonrpc.ErrClosed):
+		return nil, &jsonrpc.Error{Code: simOwnFailCode, Message: err.Error()}
+	}
+	return nil, err
 }
 
 // checkResult checks that a call got its own result.

@@ -69,6 +69,8 @@ type simStep struct {
 	Pad  string    `json:"pad,omitempty"`  // bulk
 	In   string    `json:"in,omitempty"`   // a notification in a batch: "batch", or "notes-batch" if all are
 	Nest []simStep `json:"nest,omitempty"` // nest: requests sent back to the caller, in turn
+	Pre  bool      `json:"pre,omitempty"`  // its caller's ctx ended before it was made: it must never arrive
+	Sib  int       `json:"sib,omitempty"`  // prog: bytes of a member beside each progress value (LSP)
 }
 
 func (s *simStep) String() string {
@@ -105,9 +107,21 @@ type simOp struct {
 	cancel  time.Duration // if > 0, its ctx is cancelled this long after the start
 	step    simStep       // call, notify
 	elems   []simStep     // batch
+
+	pre    bool          // its ctx has ended before it is made: nothing may be sent
+	prog   bool          // a call made with WithProgress (and WithPartialResults in LSP's dialect)
+	slowFn time.Duration // the progress function takes this long over the first value
+	answer bool          // every call of it must be answered while the connection lives (invariant A)
 }
 
 func (o *simOp) String() string {
+	pre := ""
+	if o.pre {
+		pre = ", ctx ended before"
+	}
+	if o.prog {
+		pre += fmt.Sprintf(", with progress (function %v)", o.slowFn)
+	}
 	switch o.kind {
 	case opBatch:
 		notes := 0
@@ -116,11 +130,11 @@ func (o *simOp) String() string {
 				notes++
 			}
 		}
-		return fmt.Sprintf("batch of %d (%d notes), timeout %v cancel %v", len(o.elems), notes, o.timeout, o.cancel)
+		return fmt.Sprintf("batch of %d (%d notes), timeout %v cancel %v%s", len(o.elems), notes, o.timeout, o.cancel, pre)
 	case opSleep:
 		return fmt.Sprintf("sleep %v", o.timeout)
 	}
-	return fmt.Sprintf("%v, timeout %v cancel %v", &o.step, o.timeout, o.cancel)
+	return fmt.Sprintf("%v, timeout %v cancel %v%s", &o.step, o.timeout, o.cancel, pre)
 }
 
 // simWindow is a time during which a side reads slowly (delay before each
@@ -188,12 +202,17 @@ type simPlan struct {
 	fault     simFault
 	flood     bool // see flood
 
+	progress *jsonrpc.ProgressDialect // both sides speak it; nil: none
+	caps     [2]int                   // per side, a MaxMessageSize other than msgCap (0: msgCap)
+	hoard    string                   // a plan made to hold bytes no counter counts, if not "" (see hoard)
+
 	// maxMsg is the largest message the plan makes, a batch's reply array
 	// aside (see invariant 2); maxCharge the most one inbound message is
 	// charged (its bytes and msgOverhead per element); maxElem the largest
 	// reply of one element of a batch.
 	maxMsg, maxCharge, maxElem int
 	ops                        int
+	maxBatch                   int // the most elements of one batch
 }
 
 // describe writes the plan, op by op, for a human replaying it.
@@ -202,8 +221,12 @@ func (p *simPlan) describe(w io.Writer) {
 	if p.cancel != nil {
 		dialect = p.cancel.Method
 	}
-	fmt.Fprintf(w, "seed %d: %v, cancel dialect %s, message cap %d, ws ping %v, %v, flood %v; largest message %d B\n",
-		p.seed, p.transport, dialect, p.msgCap, p.ping, p.fault, p.flood, p.maxMsg)
+	progress := "none"
+	if p.progress != nil {
+		progress = p.progress.Method
+	}
+	fmt.Fprintf(w, "seed %d: %v, cancel dialect %s, progress dialect %s, message cap %d (sides %v), ws ping %v, %v, flood %v, hoard %q; largest message %d B\n",
+		p.seed, p.transport, dialect, progress, p.msgCap, p.caps, p.ping, p.fault, p.flood, p.hoard, p.maxMsg)
 	for s, sd := range p.sides {
 		o := sd.opts
 		fmt.Fprintf(w, "side %c: MaxConcurrent %d, MaxQueued %d, MaxQueuedBytes %d, MaxOutboundBytes %d, BatchConcurrency %d, "+

@@ -38,6 +38,8 @@ type simRun struct {
 	doneCh  [2]chan struct{} // closed when the side's Peer has ended
 	bg      sync.WaitGroup   // the run's own goroutines
 
+	heapBase, heapMax int64 // invariant "2 heap": the live heap at the start, and the growth allowed
+
 	mu       sync.Mutex
 	doneAt   [2]time.Time
 	afterAt  [2]time.Time // when the side's AfterFunc ran
@@ -58,11 +60,12 @@ func simExecute(plan *simPlan, bound time.Duration) simResult {
 	rn := &simRun{plan: plan, c: newSimChecker(plan, bound), bound: bound}
 	rn.ctx, rn.cancel = context.WithTimeout(context.Background(), simRunCap)
 	defer rn.cancel()
-	car, err := simConnect(plan.transport, plan.ping, plan.msgCap)
+	car, err := simConnect(plan.transport, plan.ping, [2]int{plan.capOf(0), plan.capOf(1)})
 	if err != nil {
 		return simResult{violations: []simViolation{{"setup", err.Error()}}}
 	}
 	rn.carrier = car
+	rn.heapStart()
 	rn.start = time.Now()
 	for s := range 2 {
 		rn.started[s], rn.doneCh[s] = make(chan struct{}), make(chan struct{})
@@ -72,6 +75,7 @@ func simExecute(plan *simPlan, bound time.Duration) simResult {
 	}
 	stop := rn.background()
 	rn.work()
+	rn.sampleHeap("after the workers")
 	rn.settle()
 	causes := rn.teardown()
 	stop()
@@ -104,6 +108,7 @@ func (rn *simRun) startPeer(s int) {
 	o.Handler = rn.handler(s)
 	o.OnConnect = func(p *jsonrpc.Peer) { rn.connected(s, p) }
 	o.Cancel = rn.plan.cancel
+	o.Progress = rn.plan.progress
 	if sd := rn.plan.sides[s]; sd.intercept {
 		o.Interceptors = []jsonrpc.Interceptor{func(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
 			// Calls only: a Batch's notifications held back by an
@@ -296,7 +301,7 @@ func (rn *simRun) teardown() (causes [2]error) {
 		case after.Sub(done) > rn.bound:
 			rn.c.fail("4", "side %c: AfterFunc ran %v after Done", 'a'+s, after.Sub(done))
 		}
-		rn.c.handlersEnded(s, done)
+		rn.c.handlersEnded(s)
 	}
 	return causes
 }

@@ -19,7 +19,20 @@ import (
 // outside the Peers. stop stops them.
 func (rn *simRun) background() (stop func()) {
 	done := make(chan struct{})
-	rn.bg.Add(2)
+	rn.bg.Add(3)
+	go func() {
+		defer rn.bg.Done()
+		t := time.NewTicker(simHeapEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				rn.sampleHeap(fmt.Sprintf("at %v", time.Since(rn.start).Round(time.Millisecond)))
+			}
+		}
+	}()
 	go func() {
 		defer rn.bg.Done()
 		t := time.NewTicker(time.Millisecond)
@@ -128,17 +141,37 @@ func (rn *simRun) do(s int, p *jsonrpc.Peer, op *simOp, label string) error {
 	}
 	ctx, cancel := context.WithTimeout(rn.ctx, op.timeout)
 	defer cancel()
+	if op.pre {
+		cancel() // ended before the operation is made (invariant E)
+	}
 	if op.cancel > 0 {
 		t := time.AfterFunc(op.cancel, cancel)
 		defer t.Stop()
 	}
+	var err error
 	switch op.kind {
 	case opCall:
-		return rn.call(ctx, s, p, &op.step, label)
+		var rec *simProgress
+		cctx := ctx
+		if op.prog {
+			cctx, rec = rn.withProgress(ctx, op, label)
+		}
+		err = rn.call(cctx, s, p, &op.step, label)
+		if err == nil && rec != nil {
+			rn.checkProgress(&op.step, rec, label)
+		}
 	case opNotify:
-		return rn.notify(ctx, s, p, &op.step, label)
+		err = rn.notify(ctx, s, p, &op.step, label)
+	default:
+		err = rn.batch(ctx, s, p, op.elems, label)
 	}
-	return rn.batch(ctx, s, p, op.elems, label)
+	if op.pre {
+		rn.preEndedCheck(err, label)
+	}
+	if op.answer {
+		rn.answerCheck(ctx, err, label)
+	}
+	return err
 }
 
 // settle waits, while both sides live, until every notification reported

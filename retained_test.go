@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,12 +17,13 @@ import (
 // here pins a path on which a counter said little while the heap held a
 // lot.
 
-// heapInUse returns the bytes of live heap objects after a collection.
+// heapInUse returns the bytes of the heap objects a collection found
+// live (not what was allocated after it, as MemStats.HeapAlloc counts).
 func heapInUse() int64 {
-	var ms runtime.MemStats
 	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }
 
 // mib formats bytes as MiB.

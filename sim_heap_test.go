@@ -1,8 +1,12 @@
 package jsonrpc_test
 
 import (
+	"flag"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
 	"time"
 
 	"github.com/peerwire/jsonrpc"
@@ -18,6 +22,8 @@ import (
 // that workers and running handlers hold while they make or serve them,
 // and a fixed slack for transports' buffers, pools and the checker.
 
+var simHeapProfile = flag.String("sim.heapprofile", "", "write a heap profile to this file when invariant \"2 heap\" first fails")
+
 // simHeapEvery is how often the heap is read: a collection costs a few
 // milliseconds under -race, so not every millisecond as the counters are.
 const simHeapEvery = 100 * time.Millisecond
@@ -27,12 +33,15 @@ const simHeapEvery = 100 * time.Millisecond
 // message-buffer pool, goroutines' contexts, the checker's records.
 const simHeapSlack = 6 << 20
 
-// liveHeap collects, then returns the bytes of live heap objects.
+// liveHeap collects, then returns the bytes of the heap objects that
+// collection found live (runtime/metrics' /gc/heap/live:bytes): unlike
+// MemStats.HeapAlloc, not what the run's goroutines allocated between the
+// collection's end and the reading, which under load was megabytes.
 func liveHeap() int64 {
-	var ms runtime.MemStats
 	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }
 
 // heapBound is the growth of the live heap a run of p may reach: each
@@ -78,6 +87,12 @@ func (rn *simRun) sampleHeap(when string) {
 		return
 	}
 	rn.c.heapReported = true
+	if *simHeapProfile != "" {
+		if f, err := os.Create(*simHeapProfile); err == nil {
+			pprof.Lookup("heap").WriteTo(f, 0)
+			f.Close()
+		}
+	}
 	var held [2]string
 	for s := range 2 {
 		if p := rn.peers[s].Load(); p != nil {

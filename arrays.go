@@ -43,7 +43,7 @@ func (p *Peer) replyArrays(elems [][]byte, ids []ID) []*msgBuf {
 		if len(e)+2 > limit {
 			p.log.Error("jsonrpc: a batch element's reply is longer than the connection carries; sending an Internal error instead",
 				"bytes", len(e), "limit", limit)
-			e = tooLargeError(nil, ids[i])
+			e = p.tooLargeError(nil, ids[i], limit-2)
 		}
 		if cur != nil && len(cur.b)+1+len(e)+1 > limit {
 			cur.b = append(cur.b, ']')
@@ -78,9 +78,26 @@ func appendArray(b []byte, elems [][]byte) []byte {
 }
 
 // tooLargeError appends the Internal error reply that replaces a reply to
-// id longer than the Conn carries.
-func tooLargeError(b []byte, id ID) []byte {
+// id longer than the Conn carries, within room bytes: with id null when
+// the id itself leaves no room (an id may be nearly as long as the limit,
+// and the error is longer than the request that carried it).
+func (p *Peer) tooLargeError(b []byte, id ID, room int) []byte {
 	e := errInternal()
 	e.Data = appendQuote(nil, "reply too large")
-	return appendErrorResponse(b, id, e)
+	n := len(b)
+	if b = appendErrorResponse(b, id, e); len(b)-n > room && !id.IsNull() {
+		p.log.Error("jsonrpc: an id too long to answer within the connection's limit; answering with id null", "bytes", len(id.raw))
+		b = appendErrorResponse(b[:n], NullID(), e)
+	}
+	return b
+}
+
+// fits returns reply, the encoded error e for id, or the same with id null
+// when reply is longer than the Conn carries: the id alone leaves no room.
+func (p *Peer) fits(reply []byte, id ID, e *Error) []byte {
+	if p.maxMsg <= 0 || len(reply) <= p.maxMsg {
+		return reply
+	}
+	p.log.Error("jsonrpc: an id too long to answer within the connection's limit; answering with id null", "bytes", len(id.raw))
+	return appendErrorResponse(nil, NullID(), e)
 }

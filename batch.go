@@ -136,15 +136,11 @@ func (b *outBatch) send(ctx context.Context, idx []int) (*outMsg, error) {
 			b.chans[i] = ch
 		}
 	}
-	m, err := b.p.out.enqueue(ctx, b.encode(nil, idx), nil, true, b.p.readOf(ctx))
+	ids := b.idsOf(idx)
+	m, err := b.p.out.enqueue(&outgoing{data: b.encode(nil, idx), ctx: ctx, written: true, read: b.p.readOf(ctx), ids: ids})
 	if err != nil {
-		b.p.forgetAll(b.idsOf(idx))
+		b.p.forgetAll(ids)
 		return nil, err
-	}
-	for _, i := range idx {
-		if !b.ids[i].IsZero() {
-			b.p.pending.sent(b.ids[i], m.seq)
-		}
 	}
 	return m, nil
 }
@@ -247,13 +243,12 @@ func (b *outBatch) run(ctx context.Context) error {
 		msg.free()
 		return err
 	}
-	m, err := b.p.out.enqueue(ctx, msg.b, msg, true, b.p.readOf(ctx))
+	m, err := b.p.out.enqueue(&outgoing{data: msg.b, buf: msg, ctx: ctx, written: true, read: b.p.readOf(ctx), group: g})
 	if err != nil {
 		msg.free()
 		b.p.pending.forgetGroup(g, b.ids)
 		return err
 	}
-	b.p.pending.groupSent(g, m.seq)
 	all := make([]int, len(b.elems))
 	for i := range all {
 		all[i] = i

@@ -79,7 +79,8 @@ type Router interface {
 // inbound batch (or the read loop's refusals of one) that do not fit in
 // one array go in several, each within the limit, so that every call is
 // answered (a receiver matching batch replies by id, as the specification
-// requires, takes them alike). Zero or less means no limit.
+// requires, takes them alike); a call whose id is too long to answer
+// within the limit is answered with id null. Zero or less means no limit.
 type Limiter interface {
 	MaxMessageSize() int
 }

@@ -32,6 +32,10 @@ type dispatcher struct {
 	parked int // handlers waiting for a reply, slot given back (see park)
 	closed bool
 
+	// replyBytes are the bytes of handlers' replies waiting for room in
+	// the outbound queue (see sendQueue.sendReply): counted, not budgeted.
+	replyBytes int
+
 	// Shutdown: idle is non-nil while draining, and closed when no job is
 	// queued or active but those of the handlers that called Shutdown
 	// (exempt).
@@ -210,6 +214,14 @@ func (d *dispatcher) charge(n int) bool {
 	}
 	d.bytes += n
 	return d.bytes < d.p.opts.MaxQueuedBytes
+}
+
+// countReply counts n bytes of a handler's reply waiting for room in the
+// outbound queue (n < 0: no longer waiting).
+func (d *dispatcher) countReply(n int) {
+	d.mu.Lock()
+	d.replyBytes += n
+	d.mu.Unlock()
 }
 
 // uncharge gives back what charge counted, once the batch's reply is

@@ -82,19 +82,28 @@
 //     notifications, alone or in a batch, pushed back, or taken up to twice
 //     it while pushing back could deadlock, then the connection ends),
 //     charged at the capacity of the slice the Conn returned, which its
-//     params keep alive; a batch split into its notifications and its
-//     calls copies the smaller part out, so that neither keeps the
-//     other's bytes;
-//   - a batch's element replies, until its arrays are queued, and a
-//     handler's reply waiting for room in the outbound queue:
-//     MaxQueuedBytes (batch elements that would start past it get
-//     CodeOverloaded unrun; calls are refused while it is over), so a
-//     remote side that does not read holds at most that plus one reply
-//     per handler slot;
-//   - a message queued for writing: MaxOutboundBytes (a single message
-//     larger than it goes alone; none larger than the Conn's Limiter: a
-//     batch's replies go in several arrays then, each within it); one
-//     withdrawn by its caller lets go of its bytes at once;
+//     params keep alive (an all-notification batch is charged the whole
+//     message); a batch split into its notifications and its calls
+//     copies the smaller part out, so that neither keeps the other's
+//     bytes, and with ConcurrentNotifications every notification of a
+//     batch is copied out;
+//   - a batch's element replies, until its arrays are queued:
+//     MaxQueuedBytes (elements that would start past it get
+//     CodeOverloaded unrun);
+//   - a handler's reply waiting for room in the outbound queue: its
+//     handler slot, so MaxConcurrent replies at most (counted with the
+//     inbound work, not budgeted: a remote side that reads slowly is not
+//     refused for it);
+//   - a message queued for writing: MaxOutboundBytes, charged at the
+//     capacity it keeps alive (a small message in a large pooled buffer
+//     is copied out of it); a single message larger than the budget goes
+//     alone; none larger than the Conn's Limiter (a batch's replies go in
+//     several arrays then, each within it, and an id too long to answer
+//     within it is answered with id null); one withdrawn by its caller,
+//     or whose caller's ctx has ended, lets go of its bytes at once;
+//   - the replies to this Peer's own calls: a Call's goes to its caller at
+//     once; a Batch's results, copied out of their messages, wait for its
+//     last reply (the results the caller asked for: no budget);
 //   - the read loop's own refusals and cancel notifications: 1 MiB, past
 //     which the connection ends with ErrSlowConsumer;
 //   - progress waiting for callers' functions (Options.Progress): a budget

@@ -53,10 +53,10 @@ type Options struct {
 	// MaxQueued bounds the inbound calls and batches waiting for a handler,
 	// and the handlers waiting for the reply to a Call they made on their
 	// own Peer. MaxQueuedBytes bounds the bytes of the inbound requests
-	// waiting or being handled, notifications included, each charged its
-	// size plus 256 bytes, of the replies of inbound batches until each
-	// batch's reply arrays are queued, and of handlers' replies waiting
-	// for room in the outbound queue. A call or batch that does not
+	// waiting or being handled, notifications included, each charged what
+	// it keeps alive (the capacity of the message it came in, or of its
+	// own copy) plus 256 bytes, and of the replies of inbound batches
+	// until each batch's reply arrays are queued. A call or batch that does not
 	// fit is answered at once with a CodeOverloaded error, and so is a
 	// batch element that would start once the budget is full (the first
 	// element of a batch always runs). A notification that does not fit,

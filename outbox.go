@@ -70,7 +70,7 @@ func (o *outbox) flush(p *Peer) {
 		// the Peer, which says why. (No cycle: nothing the read loop
 		// waits for waits for this goroutine.) msg is shared by the
 		// Group's members: not a pooled buffer.
-		if m, _, err := p.out.send(nil, msg, nil, true, 0); err == nil && m != nil {
+		if m, err := p.out.send(&outgoing{data: msg, written: true}); err == nil && m != nil {
 			<-m.written // queued behind others' messages, not written in place
 		}
 	}

@@ -73,6 +73,7 @@ type Peer struct {
 	ended       bool           // end has run the hooks
 	eof         error          // the remote ended its stream cleanly: drain, then end
 	eofSeen     chan struct{}  // closed when eof is set
+	drainTimer  *time.Timer    // ends the Peer once draining after a clean Gone is over (see endAfterDrain)
 	endHooks    map[int]func() // run once the connection has ended
 	nextHook    int
 	endOnce     sync.Once
@@ -221,8 +222,10 @@ func (p *Peer) Wait() error {
 
 // Done returns a channel that is closed when the connection has ended.
 // The Peer fails its pending calls first, so a Call may return an error
-// wrapping ErrClosed a moment before Done is closed; wait on Done (or
-// Wait) to know that the Peer has ended.
+// wrapping ErrClosed a moment before Done is closed, or, once the remote
+// side has ended cleanly, for as long as the Peer drains what it read
+// (Options.DrainTimeout); wait on Done (or Wait) to know that the Peer has
+// ended.
 func (p *Peer) Done() <-chan struct{} { return p.done }
 
 // end records why the connection ended and releases everything waiting on
@@ -245,6 +248,9 @@ func (p *Peer) end(cause error) {
 		p.mu.Lock()
 		hooks := p.endHooks
 		p.endHooks, p.ended = nil, true
+		if p.drainTimer != nil {
+			p.drainTimer.Stop()
+		}
 		p.mu.Unlock()
 		for _, k := range slices.Sorted(maps.Keys(hooks)) { // in registration order
 			hooks[k]()
@@ -331,7 +337,7 @@ func (p *Peer) closedErr() error {
 // connection ends. A message still queued when ctx ends is withdrawn; one
 // being written may yet arrive.
 func (p *Peer) write(ctx context.Context, msg []byte, buf *msgBuf) error {
-	m, _, err := p.out.send(ctx, msg, buf, true, p.readOf(ctx))
+	m, err := p.out.send(&outgoing{data: msg, buf: buf, ctx: ctx, written: true, read: p.readOf(ctx)})
 	if err != nil || m == nil { // failed, or written in place
 		return err
 	}
@@ -461,13 +467,12 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf, sink *progress
 	defer p.inbound.park(ctx)()
 	// m is nil when written in place, which only a ctx that never ends
 	// allows: then the ctx.Done case below cannot happen.
-	m, seq, err := p.out.sendBuf(ctx, msg, false, p.readOf(ctx))
+	m, err := p.out.send(&outgoing{data: msg.b, buf: msg, ctx: ctx, read: p.readOf(ctx), id: id})
 	if err != nil {
 		msg.free()
 		p.pending.forget(id)
 		return nil, err
 	}
-	p.pending.sent(id, seq)
 	var ready chan struct{} // nil, never ready, without a sink
 	if sink != nil {
 		ready = sink.ready

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"sync"
 )
 
@@ -59,8 +60,14 @@ type replyGroup struct {
 	seq   uint64 // the batch's message's seq once queued; under the table's mu
 }
 
-// put records element i's outcome. Called with the table's mu held.
+// put records element i's outcome. Called with the table's mu held. A
+// result waits here for the batch's last reply, so it is copied out of
+// the message it came in, which would otherwise stay alive whole (a
+// remote side can pad a reply of 1 to any length).
 func (g *replyGroup) put(i int, r *response) {
+	if r != nil && r.Result != nil {
+		r.Result = bytes.Clone(r.Result)
+	}
 	g.resps[i] = r
 	if g.left--; g.left == 0 {
 		close(g.done)
@@ -152,21 +159,29 @@ func (t *pendingTable) addGroup(ids []ID) (*replyGroup, error) {
 	return g, nil
 }
 
-// sent records the seq of the message a pending call went out in.
-func (t *pendingTable) sent(id ID, seq uint64) {
+// sent records seq, the place in the order of messages of the message o,
+// for the pending calls o carries. The send queue calls it as it queues o,
+// with its own mu held, before o can be written.
+func (t *pendingTable) sent(o *outgoing, seq uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if w, ok := t.calls[id]; ok && w.g == nil {
-		w.seq = seq
-		t.calls[id] = w
+	if o.group != nil {
+		o.group.seq = seq
 	}
-}
-
-// groupSent records the seq of the message a batch's calls went out in.
-func (t *pendingTable) groupSent(g *replyGroup, seq uint64) {
-	t.mu.Lock()
-	g.seq = seq
-	t.mu.Unlock()
+	set := func(id ID) {
+		if w, ok := t.calls[id]; ok && w.g == nil {
+			w.seq = seq
+			t.calls[id] = w
+		}
+	}
+	if !o.id.IsZero() {
+		set(o.id)
+	}
+	for _, id := range o.ids {
+		if !id.IsZero() {
+			set(id)
+		}
+	}
 }
 
 // Outcomes of deliver.
@@ -200,9 +215,10 @@ func (t *pendingTable) deliver(r *response) int {
 
 // deliverUnattributed hands r, a reply with id null (the remote side could
 // not read the id of a message of ours), to the calls waiting if it can be
-// the answer to their message and to no other: one call, or the calls of
-// one batch, sent in the message last queued (seq last), right after one
-// the remote side has answered (synced). It returns how many it reached.
+// the answer to their message and to no other: every call waiting went
+// out in one message (one call, or the calls of one batch), the message
+// last queued (seq last), right after one the remote side has answered
+// (synced). It returns how many it reached.
 //
 // The remote side reads our messages in order, and answers one it cannot
 // read as it reads it, before it answers any later one; so once it has
@@ -214,18 +230,18 @@ func (t *pendingTable) deliver(r *response) int {
 func (t *pendingTable) deliverUnattributed(r *response, last uint64) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var g *replyGroup
 	var seq uint64
 	for _, w := range t.calls {
-		if w.g == nil && len(t.calls) > 1 || g != nil && w.g != g {
-			return 0
+		s := w.seq
+		if w.g != nil {
+			s = w.g.seq
 		}
-		g, seq = w.g, w.seq
+		if s == 0 || seq != 0 && s != seq {
+			return 0 // not numbered (not queued), or from several messages
+		}
+		seq = s
 	}
-	if g != nil {
-		seq = g.seq
-	}
-	if len(t.calls) == 0 || seq == 0 || seq != last || t.synced != seq-1 {
+	if seq == 0 || seq != last || t.synced != seq-1 {
 		return 0
 	}
 	n := len(t.calls)

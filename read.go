@@ -73,6 +73,28 @@ func (p *Peer) drain(eof error) {
 	p.end(eof)
 }
 
+// endAfterDrain ends the Peer once DrainTimeout has passed since the
+// remote side ended cleanly, if nothing has ended it before: the read
+// loop's own deadline (see drain) holds only once its Read sees the end.
+func (p *Peer) endAfterDrain() {
+	t := time.AfterFunc(time.Until(p.drainBy), func() {
+		p.mu.Lock()
+		eof := p.eof
+		p.mu.Unlock()
+		if p.endErr.Load() == nil {
+			p.log.Info("jsonrpc: still serving DrainTimeout after the remote ended; ending", "after", p.opts.DrainTimeout)
+		}
+		p.end(eof)
+	})
+	p.mu.Lock()
+	p.drainTimer = t
+	ended := p.ended
+	p.mu.Unlock()
+	if ended {
+		t.Stop()
+	}
+}
+
 // remoteEnded records, the first time only, that the remote side ended its
 // stream cleanly: a Read returned io.EOF, or, while the read loop pushed
 // back, the Conn's Gone said so (see admitNotes). Nothing more will come,
@@ -153,10 +175,14 @@ func (p *Peer) dispatch(work []message, batch bool, size int) {
 // notifications, those of the batch included, as calls sent alone do.
 //
 // Each job is charged what it keeps alive. The elements' params are
-// slices of the batch's message, so a job that outlives its siblings
-// would keep the whole message: when the batch is split, the smaller part
-// is copied out of it (detach) and charged its own bytes, and the other
-// part keeps the message and is charged all of it.
+// slices of the batch's message, so a job keeps the whole message (its
+// other elements, and whatever else the message holds: space, responses)
+// unless its params are copied out of it (detach). So the notifications
+// of an all-notification batch are charged the whole message; a batch
+// that is split copies the smaller part out, charged its own bytes, and
+// the other part keeps the message and is charged all of it; and with
+// Options.ConcurrentNotifications, where each notification is a job of
+// its own, every notification is copied out.
 func (p *Peer) dispatchBatch(work []message, size int) {
 	notes, calls := work, work[:0:0]
 	nNotes, notesSize := 0, 0
@@ -166,11 +192,18 @@ func (p *Peer) dispatchBatch(work []message, size int) {
 			notesSize += elemSize(m)
 		}
 	}
+	concurrent := !p.inbound.orderedNotes()
 	callsSize := size
 	switch {
 	case nNotes == 0:
 		notes, calls = nil, work
-	case nNotes < len(work):
+	case nNotes == len(work):
+		if concurrent {
+			detach(notes)
+		} else {
+			notesSize = size // one job, which keeps the message
+		}
+	default:
 		notes, calls = make([]message, 0, nNotes), make([]message, 0, len(work)-nNotes)
 		for _, m := range work {
 			if m.invalid == nil && m.req.IsNotification() {
@@ -179,7 +212,7 @@ func (p *Peer) dispatchBatch(work []message, size int) {
 				calls = append(calls, m)
 			}
 		}
-		if notesSize <= size-notesSize {
+		if concurrent || notesSize <= size-notesSize {
 			detach(notes) // the calls keep the message
 		} else {
 			callsSize = detach(calls) // the notifications keep it
@@ -188,12 +221,9 @@ func (p *Peer) dispatchBatch(work []message, size int) {
 	}
 	switch {
 	case len(notes) == 0:
-	case p.inbound.orderedNotes(): // one job, its notifications in turn
+	case !concurrent: // one job, its notifications in turn
 		p.admitNotes(notes, notesSize+msgOverhead*len(notes))
-	default: // Options.ConcurrentNotifications: a job each, each its own bytes
-		if len(work) > 1 {
-			detach(notes)
-		}
+	default: // a job each, each its own bytes
 		for i := range notes {
 			p.admitNotes(notes[i:i+1], elemSize(notes[i])+msgOverhead)
 		}
@@ -267,9 +297,13 @@ func (p *Peer) admitNotes(notes []message, size int) {
 				return
 			}
 			// A clean end (a Pipe closed, a child that exited with
-			// status 0): what was read is served, as after io.EOF.
+			// status 0): what was read is served, as after io.EOF, and
+			// the read loop reads on to the stream's end, all within
+			// DrainTimeout, whether or not the stream ends (a process
+			// the child started may hold its output open).
 			p.remoteEnded(err)
 			p.gone = nil
+			p.endAfterDrain()
 		}
 	}
 }
@@ -335,15 +369,17 @@ func (p *Peer) overloaded(work []message, batch bool) {
 			e = p.inbound.rejection()
 		}
 		elems[i], ids[i] = appendErrorResponse(nil, m.req.ID, e), m.req.ID
+		if !batch {
+			p.replyNow(p.fits(elems[i], m.req.ID, e))
+			return
+		}
 	}
 	if !batch {
-		if elems[0] != nil {
-			p.replyNow(elems[0])
-		}
 		return
 	}
 	for _, a := range p.replyArrays(elems, ids) {
-		p.replyNow(a.b) // not freed: the control queue keeps no buffer
+		p.replyNow(bytes.Clone(a.b)) // charged its own size, not a pooled buffer's
+		a.free()
 	}
 }
 

@@ -200,12 +200,14 @@ func TestLongMethodNamesAreNotKept(t *testing.T) {
 	_ = p
 }
 
-// TestWaitingReplyCountsAgainstInboundBudget: a handler's reply that waits
-// for room in the outbound queue (the remote side does not read) is
-// charged against MaxQueuedBytes, as a batch's replies are, so that what
-// a remote side that does not read makes this side hold is counted, and
-// new calls are refused while it is over. On 3db20dd nothing counted it.
-func TestWaitingReplyCountsAgainstInboundBudget(t *testing.T) {
+// TestWaitingReplyIsCounted: a handler's reply that waits for room in the
+// outbound queue (the remote side does not read) is counted with the
+// inbound work it still is (RetainedBytes), so that what a remote side
+// that does not read makes this side hold is seen; it takes no budget
+// (TestWaitingRepliesDoNotEndTheConnection): the handler keeps its slot
+// meanwhile, so at most MaxConcurrent replies wait. On 3db20dd nothing
+// counted it.
+func TestWaitingReplyIsCounted(t *testing.T) {
 	const replySize = 40 << 10
 	res := strings.Repeat("r", replySize)
 	h := mux(t, map[string]HandlerFunc{"big": func(context.Context, *Request) (any, error) { return res, nil }})

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -54,7 +55,9 @@ type sendQueue struct {
 // outMsg is one queued message.
 type outMsg struct {
 	data    []byte
-	buf     *msgBuf // data's pooled buffer, freed once written; or nil
+	buf     *msgBuf         // data's pooled buffer, freed once written; or nil
+	ctx     context.Context // the caller's; once it has ended the writer skips the message
+	size    int             // what it is charged: the capacity it keeps alive
 	control bool
 	read    uint64        // the inbound message it belongs to (see Router)
 	seq     uint64        // its place in the order of messages queued
@@ -69,6 +72,28 @@ const (
 	msgWithdrawn
 )
 
+// outgoing is a message handed to the send queue, and what the queue is to
+// do with it.
+type outgoing struct {
+	data    []byte
+	buf     *msgBuf         // data's pooled buffer, freed once written or withdrawn (not on an error); or nil
+	ctx     context.Context // the caller's; nil for one that never ends
+	written bool            // the caller waits for the write's outcome (outMsg.written)
+	read    uint64          // the inbound message it belongs to (see Router)
+	reply   bool            // a handler's reply: counted while it waits for room (see sendReply)
+
+	// The calls it carries, which the pending table is told its seq of
+	// as it is queued, before it can be written: one call's id, several
+	// (a round of an intercepted Batch), or a Batch's group.
+	id    ID
+	ids   []ID
+	group *replyGroup
+}
+
+// charge is what a message is charged against a budget: the capacity of
+// its bytes, which is what it keeps alive, pooled buffer or not.
+func charge(data []byte) int { return cap(data) }
+
 // maxControlBytes bounds the read loop's replies and the cancel
 // notifications waiting to be written.
 const maxControlBytes = 1 << 20
@@ -79,49 +104,55 @@ func (s *sendQueue) init(p *Peer) {
 	s.wake = make(chan struct{}, 1)
 }
 
-// enqueue queues data, waiting while the queue is over its budget (a
-// message larger than the whole budget goes alone) until ctx or the
-// connection ends. A nil ctx waits for the connection only; one that has
-// already ended queues nothing. If written is true, the returned message's
-// written channel will get the outcome. If buf is not nil, data is buf's,
-// and buf is freed once data is written or withdrawn (not on an error:
-// the caller still owns it then). read is the inbound message data belongs
-// to, for a Router.
-func (s *sendQueue) enqueue(ctx context.Context, data []byte, buf *msgBuf, written bool, read uint64) (*outMsg, error) {
-	return s.enqueueCharged(ctx, data, buf, written, read, false)
-}
-
-// enqueueCharged is enqueue; with charge, data counts against the inbound
-// budget while it waits for room (see sendReply).
-func (s *sendQueue) enqueueCharged(ctx context.Context, data []byte, buf *msgBuf, written bool, read uint64, charge bool) (*outMsg, error) {
-	if err := s.p.checkSize(len(data)); err != nil {
+// enqueue queues o, waiting while the queue is over its budget (a message
+// larger than the whole budget goes alone) until o's ctx or the connection
+// ends. A nil ctx waits for the connection only; one that has already
+// ended queues nothing. If o.written, the returned message's written
+// channel will get the outcome.
+func (s *sendQueue) enqueue(o *outgoing) (*outMsg, error) {
+	if err := s.p.checkSize(len(o.data)); err != nil {
 		return nil, err
 	}
-	if ctx != nil && ctx.Err() != nil {
-		// Ended before it was queued: never sent, as the package doc
-		// promises of a message still queued when its ctx ends.
-		return nil, ctx.Err()
-	}
-	m := &outMsg{data: data, buf: buf, read: read}
-	if written {
-		m.written = make(chan struct{})
-	}
+	ctx := o.ctx
 	var done <-chan struct{}
 	if ctx != nil {
+		if ctx.Err() != nil {
+			// Ended before it was queued: never sent, as a message
+			// whose ctx ends while it is queued is not.
+			return nil, ctx.Err()
+		}
 		done = ctx.Done()
 	}
+	m := &outMsg{data: o.data, buf: o.buf, ctx: ctx, read: o.read}
+	copied := o.buf != nil && cap(o.data) > 4*len(o.data)+4096
+	if copied {
+		// A small message in a large pooled buffer (one a large message
+		// gave back): queued, it would keep the whole buffer. A copy of
+		// its own size goes instead, and the buffer back to the pool once
+		// the message is queued (on an error the caller still owns it).
+		m.data, m.buf = bytes.Clone(o.data), nil
+	}
+	m.size = charge(m.data)
+	if o.written {
+		m.written = make(chan struct{})
+	}
+	counted := false
+	defer func() {
+		if counted {
+			s.p.inbound.countReply(-m.size)
+		}
+	}()
 	s.mu.Lock()
-	for s.closed == nil && s.bytes > 0 && s.bytes+len(data) > s.max {
+	for s.closed == nil && s.bytes > 0 && s.bytes+m.size > s.max {
 		if s.room == nil {
 			s.room = make(chan struct{})
 		}
 		room := s.room
 		s.waiters++
 		s.mu.Unlock()
-		if charge {
-			s.p.inbound.charge(len(data))
-			defer s.p.inbound.uncharge(len(data))
-			charge = false
+		if o.reply && !counted {
+			s.p.inbound.countReply(m.size)
+			counted = true
 		}
 		select {
 		case <-room:
@@ -139,76 +170,69 @@ func (s *sendQueue) enqueueCharged(ctx context.Context, data []byte, buf *msgBuf
 		s.mu.Unlock()
 		return nil, s.p.closedErr()
 	}
-	s.bytes += len(data)
-	start := s.push(m)
+	s.bytes += m.size
+	start := s.push(m, o)
 	s.mu.Unlock()
+	if copied {
+		o.buf.free() // see above
+	}
 	s.start(start)
 	return m, nil
 }
 
-// send writes data in the writer's place (see direct) when ctx can never
-// end, and queues it otherwise, as enqueue does. A nil ctx is one that
-// never ends. The returned message is nil when data was written in place;
-// seq is its place in the order of messages either way.
-func (s *sendQueue) send(ctx context.Context, data []byte, buf *msgBuf, written bool, read uint64) (m *outMsg, seq uint64, err error) {
-	if err := s.p.checkSize(len(data)); err != nil {
-		return nil, 0, err
+// send writes o in the writer's place (see direct) when its ctx can never
+// end, and queues it otherwise, as enqueue does. The returned message is
+// nil when it was written in place.
+func (s *sendQueue) send(o *outgoing) (*outMsg, error) {
+	if err := s.p.checkSize(len(o.data)); err != nil {
+		return nil, err
 	}
-	if ctx == nil || ctx.Done() == nil {
-		if ok, seq, err := s.direct(data, buf, read); ok {
-			return nil, seq, err
+	if o.ctx == nil || o.ctx.Done() == nil {
+		if ok, err := s.direct(o); ok {
+			return nil, err
 		}
 	}
-	if m, err = s.enqueue(ctx, data, buf, written, read); err != nil {
-		return nil, 0, err
-	}
-	return m, m.seq, nil
+	return s.enqueue(o)
 }
 
-// sendReply sends a handler's reply to a call sent alone, buf, for the
-// inbound message read, as send does with no ctx. While it waits for room
-// in the outbound queue its bytes count against the inbound budget
-// (Options.MaxQueuedBytes), as a batch's replies do until their arrays
-// are queued: the call is still being served, and a remote side that
-// does not read its replies must not make this side hold them beyond the
-// budget (new calls are refused meanwhile).
+// sendReply sends a handler's reply (buf, for the inbound message read,
+// within the Conn's limit) as send does with no ctx. While it waits for
+// room in the outbound queue, its bytes are counted with the inbound work
+// (RetainedBytes): the call is still being served. They take no budget:
+// the handler holds its slot meanwhile, so at most MaxConcurrent replies
+// wait, and a remote side that reads slowly is not refused for it.
 func (s *sendQueue) sendReply(buf *msgBuf, read uint64) {
-	if ok, _, _ := s.direct(buf.b, buf, read); ok {
+	o := outgoing{data: buf.b, buf: buf, read: read, reply: true}
+	if ok, _ := s.direct(&o); ok {
 		return
 	}
-	_, _ = s.enqueueCharged(nil, buf.b, buf, false, read, true)
+	_, _ = s.enqueue(&o)
 }
 
-// sendBuf sends buf's message, as send does.
-func (s *sendQueue) sendBuf(ctx context.Context, buf *msgBuf, written bool, read uint64) (*outMsg, uint64, error) {
-	return s.send(ctx, buf.b, buf, written, read)
-}
-
-// direct writes data on the calling goroutine, as the writer would, when
+// direct writes o on the calling goroutine, as the writer would, when
 // nothing is queued and nobody writes, and reports whether it did (and the
 // write's error). It is for callers that have no ctx to honour (a runner's
 // reply, a call with a ctx that never ends), which may wait for the Conn:
 // it saves the hand-over to the writer goroutine. The caller counts as
-// waiting for a write meanwhile (see blocked). seq is the message's place
-// in the order of messages.
-func (s *sendQueue) direct(data []byte, buf *msgBuf, read uint64) (ok bool, seq uint64, err error) {
+// waiting for a write meanwhile (see blocked).
+func (s *sendQueue) direct(o *outgoing) (ok bool, err error) {
+	size := charge(o.data)
 	s.mu.Lock()
 	if s.running || len(s.q) > 0 || s.closed != nil {
 		s.mu.Unlock()
-		return false, 0, nil
+		return false, nil
 	}
 	s.running = true // holds the writer's place: others queue behind
 	s.watchers++
-	s.bytes += len(data)
-	s.seq++
-	seq = s.seq
+	s.bytes += size
+	s.numbered(o)
 	s.mu.Unlock()
 
-	err = s.p.writeConn(data, read)
+	err = s.p.writeConn(o.data, o.read)
 
 	s.mu.Lock()
 	s.watchers--
-	s.releaseBytes(len(data), false)
+	s.releaseBytes(size, false)
 	start := len(s.q) > 0 && s.closed == nil // queued meanwhile: the writer takes over
 	if !start {
 		s.running = false
@@ -221,33 +245,51 @@ func (s *sendQueue) direct(data []byte, buf *msgBuf, read uint64) (ok bool, seq 
 	s.start(start)
 	if err != nil {
 		s.close(err)
-	} else if buf != nil {
-		buf.free()
+	} else if o.buf != nil {
+		o.buf.free()
 	}
-	return true, seq, err
+	return true, err
+}
+
+// numbered gives o the next seq, and tells the pending table, for the
+// calls o carries, before o can be written: a reply (or an error with id
+// null) may come back the moment it is. Called with s.mu held (the table's
+// mu nests inside it, never the other way).
+func (s *sendQueue) numbered(o *outgoing) uint64 {
+	s.seq++
+	if !o.id.IsZero() || o.ids != nil || o.group != nil {
+		s.p.pending.sent(o, s.seq)
+	}
+	return s.seq
 }
 
 // control queues data (belonging to the inbound message read) without
 // waiting, within maxControlBytes. It reports false if the message did not
 // fit or the connection has ended.
 func (s *sendQueue) control(data []byte, read uint64) bool {
+	size := charge(data)
 	s.mu.Lock()
-	if s.closed != nil || s.ctlBytes > 0 && s.ctlBytes+len(data) > maxControlBytes {
+	if s.closed != nil || s.ctlBytes > 0 && s.ctlBytes+size > maxControlBytes {
 		s.mu.Unlock()
 		return false
 	}
-	s.ctlBytes += len(data)
-	start := s.push(&outMsg{data: data, control: true, read: read})
+	s.ctlBytes += size
+	start := s.push(&outMsg{data: data, size: size, control: true, read: read}, nil)
 	s.mu.Unlock()
 	s.start(start)
 	return true
 }
 
-// push appends m and reports whether a writer must be started. Called with
-// s.mu held.
-func (s *sendQueue) push(m *outMsg) (start bool) {
-	s.seq++
-	m.seq = s.seq
+// push appends m (the queued form of o, or of a control message when o is
+// nil) and reports whether a writer must be started. Called with s.mu
+// held.
+func (s *sendQueue) push(m *outMsg, o *outgoing) (start bool) {
+	if o != nil {
+		m.seq = s.numbered(o)
+	} else {
+		s.seq++
+		m.seq = s.seq
+	}
 	s.q = append(s.q, m)
 	if s.running {
 		if s.waiting {
@@ -272,27 +314,33 @@ func (s *sendQueue) start(start bool) {
 
 // withdraw takes m out of the queue if the writer has not taken it yet. It
 // reports whether m is withdrawn, now or before: whether it will never
-// reach the wire. A withdrawn message lets go of its bytes at once, not
-// when the writer comes to it: behind a write that does not return, the
-// callers that leave would otherwise fill the heap with what they gave
-// back to the budget. Its place in the queue goes too, once withdrawn
-// messages are half the queue.
+// reach the wire.
 func (s *sendQueue) withdraw(m *outMsg) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m.state != msgQueued {
 		return m.state == msgWithdrawn
 	}
+	s.drop(m)
+	if s.withdrawn++; s.withdrawn > compactAfter && s.withdrawn > len(s.q)/2 {
+		s.compact()
+	}
+	return true
+}
+
+// drop withdraws m, still queued: it gives its bytes back to the budget and
+// lets go of them at once, not when the writer comes to it (behind a write
+// that does not return, the callers that leave would otherwise fill the
+// heap with what they gave back to the budget). Its place in the queue
+// goes when the writer pops it, or when the queue is compacted. Called
+// with s.mu held.
+func (s *sendQueue) drop(m *outMsg) {
 	m.state = msgWithdrawn
 	s.release(m)
 	if m.buf != nil {
 		m.buf.free()
 	}
-	m.data, m.buf = nil, nil
-	if s.withdrawn++; s.withdrawn > compactAfter && s.withdrawn > len(s.q)/2 {
-		s.compact()
-	}
-	return true
+	m.data, m.buf, m.ctx = nil, nil, nil
 }
 
 // compactAfter is how many withdrawn messages the queue keeps in place
@@ -313,7 +361,7 @@ func (s *sendQueue) compact() {
 }
 
 // release gives m's bytes back to the budget. Called with s.mu held.
-func (s *sendQueue) release(m *outMsg) { s.releaseBytes(len(m.data), m.control) }
+func (s *sendQueue) release(m *outMsg) { s.releaseBytes(m.size, m.control) }
 
 // releaseBytes gives n bytes back to the budget (the control budget if
 // control). Called with s.mu held.
@@ -408,6 +456,7 @@ func (s *sendQueue) run() {
 		err := s.p.writeConn(m.data, m.read)
 		s.mu.Lock()
 		s.release(m)
+		m.ctx = nil
 		s.mu.Unlock()
 		if err == nil && m.buf != nil {
 			m.buf.free() // nobody reads a written message's data
@@ -436,10 +485,21 @@ func (s *sendQueue) next() *outMsg {
 		default:
 			s.q = s.q[1:]
 		}
-		if m.state == msgQueued {
+		switch {
+		case m.state != msgQueued:
+			s.withdrawn--
+		case m.ctx != nil && m.ctx.Err() != nil:
+			// Its caller's ctx ended while it was queued: never sent,
+			// though the caller may not have run to withdraw it yet.
+			err := m.ctx.Err()
+			s.drop(m)
+			if m.written != nil {
+				m.err = err
+				close(m.written)
+			}
+		default:
 			return m
 		}
-		s.withdrawn--
 	}
 	return nil
 }

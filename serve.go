@@ -41,15 +41,15 @@ func (p *Peer) tooLargeReply(id ID, reply *msgBuf) *msgBuf {
 		"bytes", len(reply.b), "limit", p.maxMsg)
 	reply.free()
 	out := newMsgBuf()
-	out.b = tooLargeError(out.b, id)
+	out.b = p.tooLargeError(out.b, id, p.maxMsg)
 	return out
 }
 
-// reply queues a handler's reply to the message read (see Router), waiting
-// for room until the connection ends (in which case there is nobody to
-// answer).
+// reply queues a batch's reply array to the message read (see Router),
+// waiting for room until the connection ends (in which case there is
+// nobody to answer).
 func (p *Peer) reply(msg *msgBuf, read uint64) {
-	_, _, _ = p.out.sendBuf(nil, msg, false, read)
+	_, _ = p.out.send(&outgoing{data: msg.b, buf: msg, read: read})
 }
 
 // serve runs one task's handler and returns its encoded reply, or nil for a

@@ -73,7 +73,8 @@ func newSimChecker(p *simPlan, bound time.Duration) *simChecker {
 		// (simRefusal).
 		o := sd.opts
 		c.inBound[s] = max(2*o.MaxQueuedBytes, p.maxCharge) + o.MaxConcurrent*p.maxElem + p.maxBatch*simRefusal
-		c.outBound[s] = max(o.MaxOutboundBytes, p.maxMsg, o.MaxQueuedBytes+o.BatchConcurrency*p.maxElem)
+		// A queued message is charged the capacity it keeps alive.
+		c.outBound[s] = max(o.MaxOutboundBytes, simAlloc(p.maxMsg), simAlloc(o.MaxQueuedBytes+o.BatchConcurrency*p.maxElem))
 	}
 	return c
 }

@@ -4,14 +4,15 @@ package jsonrpc
 // a Peer's insides to check its memory bound.
 
 // RetainedBytes returns the bytes p holds against its budgets right now:
-// inbound requests queued or running, and the replies of the inbound
-// batches being served (charged as for MaxQueuedBytes),
+// inbound requests queued or running, the replies of the inbound batches
+// being served (charged as for MaxQueuedBytes) and handlers' replies
+// waiting for room to be written,
 // outbound messages queued or being written (MaxOutboundBytes), and the
 // read loop's own replies and cancel notifications not yet written (the
 // control budget, maxControlBytes).
 func RetainedBytes(p *Peer) (inbound, outbound, control int) {
 	p.inbound.mu.Lock()
-	inbound = p.inbound.bytes
+	inbound = p.inbound.bytes + p.inbound.replyBytes
 	p.inbound.mu.Unlock()
 	p.out.mu.Lock()
 	outbound, control = p.out.bytes, p.out.ctlBytes

@@ -308,9 +308,16 @@ func (g *simGen) sized(steps []simStep) {
 	// A request is charged the capacity of what its transport read it
 	// into (rounded up by the allocator, an eighth at most, a page for
 	// large ones), and msgOverhead per element.
-	g.p.maxCharge = max(g.p.maxCharge, n+n/8+8192+256*len(steps))
+	g.p.maxCharge = max(g.p.maxCharge, simAlloc(n)+256*len(steps))
 	g.p.maxBatch = max(g.p.maxBatch, len(steps))
 }
+
+// simAlloc is the most capacity a message of n bytes may keep alive,
+// which is what it is charged: a buffer that append grew while encoding
+// it (up to twice, and a size class more), or a pooled one, which the
+// send queue keeps while it is at most 4n + 4 KiB and copies the message
+// out of past that.
+func simAlloc(n int) int { return 4*n + 8192 }
 
 // reply accounts for the reply to a call s, alone or in a batch.
 func (g *simGen) reply(s simStep) {

@@ -52,9 +52,15 @@ type DialOptions struct {
 	// of every request. Default: none.
 	ProtocolVersion string
 
-	// MaxInFlight bounds the POSTs whose response is being read at once (a
-	// call's event stream lasts as long as the call): one more Write waits
-	// for one of them to end. Default: DefaultMaxInFlight.
+	// MaxInFlight bounds the calls whose POST is being answered at once (a
+	// call's event stream lasts as long as the call). A call past it waits
+	// in order, in a queue of its own, for one of them to end: Write does
+	// not wait for it, so replies to the server and notifications, which
+	// take no slot, never wait behind our calls. A call cancelled in the
+	// Peer's Cancel dialect gives its slot back at once (its stream is
+	// abandoned), or leaves the queue unsent. The queue holds at most the
+	// Peer's MaxOutboundBytes (4 MiB by default) of calls; past that the
+	// connection ends with a cause saying so. Default: DefaultMaxInFlight.
 	MaxInFlight int
 
 	// MaxMessageSize bounds a message read (a JSON body, an event's
@@ -125,12 +131,16 @@ type clientConn struct {
 
 	ctx    context.Context // every request's; cancelled by Close
 	cancel context.CancelFunc
-	in     chan []byte   // messages read, for Read
-	slots  chan struct{} // POSTs in flight
+	in     chan []byte // messages read, for Read
 	wg     sync.WaitGroup
 
 	mu        sync.Mutex
 	sessionID string
+	inFlight  int                    // calls whose POST is being answered (MaxInFlight)
+	queue     []*queuedCall          // calls waiting for a slot, in order
+	queued    int                    // bytes of queue
+	maxQueued int                    // bound on queued
+	awaiting  map[string]*postStream // by request id: the POST stream that will carry its reply
 	getOpen   bool // the standalone stream has been asked for
 	closed    chan struct{}
 	cause     error
@@ -156,9 +166,10 @@ func newClientConn(u string, o DialOptions) *clientConn {
 	return &clientConn{
 		url: u, hc: hc, header: o.HTTPHeader, opts: o,
 		ctx: ctx, cancel: cancel,
-		in:     make(chan []byte),
-		slots:  make(chan struct{}, o.MaxInFlight),
-		closed: make(chan struct{}),
+		in:        make(chan []byte),
+		closed:    make(chan struct{}),
+		awaiting:  make(map[string]*postStream),
+		maxQueued: limitOr(o.Peer.MaxOutboundBytes, 4<<20),
 	}
 }
 
@@ -175,12 +186,20 @@ func (c *clientConn) Read() ([]byte, error) {
 	}
 }
 
-// deliver hands msg to Read; false once the connection has ended.
-func (c *clientConn) deliver(msg []byte) bool {
+// deliver hands msg, from the response of ps (nil for the standalone
+// stream), to Read; false once the connection has ended or ps was
+// abandoned.
+func (c *clientConn) deliver(msg []byte, ps *postStream) bool {
+	var abandoned <-chan struct{}
+	if ps != nil {
+		abandoned = ps.ctx.Done()
+	}
 	select {
 	case c.in <- msg:
 		return true
 	case <-c.closed:
+		return false
+	case <-abandoned:
 		return false
 	}
 }
@@ -194,43 +213,6 @@ func (c *clientConn) fail(cause error) {
 		close(c.closed)
 		c.cancel()
 	}
-}
-
-// Write POSTs msg, and returns once the response's headers are in; a
-// goroutine reads the response.
-func (c *clientConn) Write(msg []byte) error {
-	select {
-	case c.slots <- struct{}{}:
-	case <-c.closed:
-		return c.cause
-	}
-	body := bytes.Clone(msg)
-	req, err := c.request(http.MethodPost, bytes.NewReader(body))
-	if err != nil {
-		<-c.slots
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		<-c.slots
-		return c.transportError("POST", err)
-	}
-	if err := c.checkStatus(resp, "POST"); err != nil {
-		<-c.slots
-		return err
-	}
-	c.learnSession(resp)
-	if !c.goOwned(func() {
-		defer func() { <-c.slots }()
-		c.readResponse(resp, expectsReply(body))
-	}) {
-		resp.Body.Close()
-		<-c.slots
-		return c.cause
-	}
-	return nil
 }
 
 // goOwned runs f on a goroutine Close waits for, unless the connection
@@ -247,8 +229,8 @@ func (c *clientConn) goOwned(f func()) bool {
 }
 
 // request makes a request to the endpoint with the session's headers.
-func (c *clientConn) request(method string, body io.Reader) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(c.ctx, method, c.url, body)
+func (c *clientConn) request(ctx context.Context, method string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.url, body)
 	if err != nil {
 		return nil, fmt.Errorf("httprpc: failed to make a request: %w", err)
 	}

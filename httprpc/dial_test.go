@@ -69,7 +69,7 @@ func TestDialErrors(t *testing.T) {
 // the pending call fails with.
 func TestDialResumeGivesUp(t *testing.T) {
 	srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}}
-	cut := &cutter{h: srv, at: len("id: 1-0\n\n") + 3} // the priming event passes, the reply is cut
+	cut := &cutter{h: srv, at: len("id: 1-0\nretry: 1000\ndata: \n\n") + 3} // the priming event passes, the reply is cut
 	cut.cuts.Store(100)
 	var gets atomic.Int32
 	ts := startSessionsWith(t, srv, func(hs *httptest.Server) {

@@ -1,6 +1,9 @@
 package httprpc
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // makeRoom drops sent events, oldest first, until n more bytes fit the
 // budget, or fails. Called with mu held.
@@ -31,6 +34,7 @@ func (ss *session) markSent(st *stream, seq uint64) {
 		ss.sentBytes += len(e.data)
 	}
 	st.sent = seq
+	ss.wakeRoom()
 	if max := limitOr(ss.srv.MaxBufferedBytes, DefaultMaxBufferedBytes); max >= 0 {
 		for ss.sentBytes > max/4 && ss.dropOldestSent() {
 		}
@@ -88,4 +92,64 @@ func (ss *session) forget(st *stream) {
 	}
 	st.events = nil
 	delete(ss.streams, st.num)
+	if ss.byRead[st.read] == st {
+		delete(ss.byRead, st.read)
+	}
+	ss.endStream(st)
+	ss.wakeRoom()
+}
+
+// waitRoom makes room for n more bytes of events: it drops sent events,
+// and while that is not enough waits for a client to take some, as long
+// as one reads a stream that holds events not taken yet (a stream whose
+// client takes nothing for streamWriteTimeout loses its response, and so
+// its reader). With none, it ends the session with ErrSlowClient. Called
+// with mu held, which it releases while it waits.
+func (ss *session) waitRoom(n int) error {
+	for {
+		err := ss.makeRoom(n)
+		if err == nil {
+			return nil
+		}
+		if !ss.draining() {
+			ss.endLocked(err)
+			return err
+		}
+		room := ss.room
+		ss.mu.Unlock()
+		select {
+		case <-room:
+		case <-ss.closed:
+		}
+		ss.mu.Lock()
+		if ss.cause != nil {
+			return ss.cause
+		}
+	}
+}
+
+// draining reports whether a client reads a stream that holds events not
+// taken yet. Called with mu held.
+func (ss *session) draining() bool {
+	for _, st := range ss.streams {
+		if st.writer != nil && st.sent < st.last {
+			return true
+		}
+	}
+	return false
+}
+
+// wakeRoom wakes the writes that wait for room. Called with mu held.
+func (ss *session) wakeRoom() {
+	close(ss.room)
+	ss.room = make(chan struct{})
+}
+
+// streamDeadline is when a stream written from now ends for
+// MaxStreamDuration, or the zero time.
+func (ss *session) streamDeadline() time.Time {
+	if d := ss.srv.MaxStreamDuration; d > 0 {
+		return time.Now().Add(d)
+	}
+	return time.Time{}
 }

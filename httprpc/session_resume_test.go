@@ -135,7 +135,8 @@ func TestSessionResumeRaw(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("POST: %s", resp.Status)
 	}
-	// The stream: a priming event (its id only), then the reply.
+	// The stream: a priming event (its id, the retry delay and empty data),
+	// then the reply.
 	var ids []string
 	for _, line := range strings.Split(body, "\n") {
 		if id, ok := strings.CutPrefix(line, "id: "); ok {
@@ -151,7 +152,7 @@ func TestSessionResumeRaw(t *testing.T) {
 		t.Fatalf("resumed from the priming event: %s %q", resp.Status, replay)
 	}
 	resp, rest := rawRequest(t, ts, "GET", "", "Accept: text/event-stream", "Mcp-Session-Id: "+sid, "Last-Event-ID: "+ids[1])
-	if resp.StatusCode != 200 || strings.Contains(rest, "data:") {
+	if resp.StatusCode != 200 || strings.Contains(rest, "data: {") {
 		t.Fatalf("resumed after the reply: %s %q, want no data", resp.Status, rest)
 	}
 }

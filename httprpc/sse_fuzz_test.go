@@ -94,7 +94,7 @@ func FuzzSessionPost(f *testing.F) {
 	}
 	m := jsonrpc.NewMux()
 	m.HandleFunc("echo", func(_ context.Context, r *jsonrpc.Request) (any, error) { return r.Params, nil })
-	srv := &SessionServer{Peer: jsonrpc.Options{Handler: m}}
+	srv := &SessionServer{Peer: jsonrpc.Options{Handler: m}, StartMethods: []string{"echo"}}
 	const ct, js = "Content-Type: application/json", "Accept: application/json"
 	sid := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":0,"method":"echo"}`, ct, js).Header().Get(SessionIDHeader)
 	f.Cleanup(func() { srv.Shutdown(context.Background()) })

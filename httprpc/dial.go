@@ -141,7 +141,7 @@ type clientConn struct {
 	queued    int                    // bytes of queue
 	maxQueued int                    // bound on queued
 	awaiting  map[string]*postStream // by request id: the POST stream that will carry its reply
-	getOpen   bool // the standalone stream has been asked for
+	getOpen   bool                   // the standalone stream has been asked for
 	closed    chan struct{}
 	cause     error
 	closeOnce sync.Once

@@ -58,7 +58,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 		})
 		ends := make(chan error, 2)
 		srv := &SessionServer{
-			Peer:         jsonrpc.Options{Handler: m},
+			Peer:          jsonrpc.Options{Handler: m},
 			IdleTimeout:   time.Minute,
 			UnusedTimeout: -1, // TestSessionUnusedExpiry holds it
 			OnDisconnect:  func(_ *jsonrpc.Peer, cause error) { ends <- cause },

@@ -108,6 +108,9 @@ func (s *SessionServer) readBodyBounded(w http.ResponseWriter, r *http.Request) 
 		case s.bodies <- struct{}{}:
 			defer func() { <-s.bodies }()
 		default:
+			// Connection: close, or net/http would wait for the body's
+			// rest to reuse the connection before the answer goes out.
+			w.Header().Set("Connection", "close")
 			w.Header().Set("Retry-After", "1")
 			refuse(w, http.StatusServiceUnavailable, jsonrpc.CodeOverloaded, "too many request bodies being received at once")
 			return nil, false

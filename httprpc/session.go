@@ -3,8 +3,9 @@ package httprpc
 // Sessions: the Streamable HTTP transport of the Model Context Protocol
 // (revisions 2025-03-26, 2025-06-18 and 2025-11-25), kept generic.
 //
-// A SessionServer serves one endpoint. A POST without a session id starts
-// a session: a *jsonrpc.Peer of its own, symmetric as every Peer is, whose
+// A SessionServer serves one endpoint. A POST without a session id, holding
+// a request of StartMethods (MCP's initialize), starts a session: a
+// *jsonrpc.Peer of its own, symmetric as every Peer is, whose
 // id the response's Mcp-Session-Id header carries; every later request of
 // the session names it in the same header. A POST carries one message (or
 // a batch). If it holds no request, the reply is 202 Accepted once the
@@ -77,11 +78,6 @@ var ErrSessionIdle = errors.New("httprpc: session idle")
 // ErrSessionDeleted is the cause a session ends with when its client
 // sends DELETE.
 var ErrSessionDeleted = errors.New("httprpc: session deleted by the client")
-
-// ErrIdentityMismatch is why a request naming a session was refused (404,
-// as for a session that does not exist) when SessionServer.Identity gives
-// it an identity other than the session's.
-var ErrIdentityMismatch = errors.New("httprpc: the request's identity is not the session's")
 
 // errShutdown is the cause of the sessions Shutdown ends.
 var errShutdown = errors.New("httprpc: server shutting down")

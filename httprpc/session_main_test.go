@@ -83,7 +83,7 @@ func startSessionsWith(t testing.TB, srv *SessionServer, tweak func(*httptest.Se
 // on a loopback server (startSessions) and set no StartMethods: most
 // start theirs with a call of their own. The default, initialize only, is
 // held by TestSessionStartMethods.
-var testStartMethods = []string{"initialize", "echo", "sleep", "fail", "whoami", "count", "ask", "block", "hold", "tools/list", "tools/call", "callback", "add"}
+var testStartMethods = []string{"initialize", "echo", "sleep", "fail", "whoami", "count", "ask", "block", "hold", "tools/list", "tools/call", "callback", "add", "slow", "burst"}
 
 // nextPeer returns the Peer of the next session started.
 func (ts *sessionServer) nextPeer(t testing.TB) *jsonrpc.Peer {

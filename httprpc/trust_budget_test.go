@@ -46,7 +46,7 @@ func TestSessionBurstPushesBack(t *testing.T) {
 		})
 		c := ts.dial(t, client, DialOptions{})
 		wg.Go(func() {
-			ctx := testCtx(t, 4*wait)
+			ctx := testCtx(t, 2*time.Minute) // 20 MiB in all: slow under -race on a loaded machine, which is no failure
 			if err := c.Call(ctx, "echo", nil, nil); err != nil {
 				errs <- err
 				return

@@ -21,7 +21,10 @@ func requestIDs(msg []byte) []string {
 			return nil
 		}
 		rest, ok := bytes.CutPrefix(msg, encodedHead)
-		if rest, ok = bytes.CutPrefix(rest, []byte(`"id":`)); !ok {
+		if ok {
+			rest, ok = bytes.CutPrefix(rest, []byte(`"id":`))
+		}
+		if !ok {
 			return nil // a notification ("method" first), or not a Peer's
 		}
 		after := skipID(rest)

@@ -1,9 +1,6 @@
 package httprpc
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // makeRoom drops sent events, oldest first, until n more bytes fit the
 // budget, or fails. Called with mu held.
@@ -143,13 +140,4 @@ func (ss *session) draining() bool {
 func (ss *session) wakeRoom() {
 	close(ss.room)
 	ss.room = make(chan struct{})
-}
-
-// streamDeadline is when a stream written from now ends for
-// MaxStreamDuration, or the zero time.
-func (ss *session) streamDeadline() time.Time {
-	if d := ss.srv.MaxStreamDuration; d > 0 {
-		return time.Now().Add(d)
-	}
-	return time.Time{}
 }

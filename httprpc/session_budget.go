@@ -63,7 +63,17 @@ func (ss *session) dropOldestSent() bool {
 // finished records that st, ended, has been written whole: it is kept a
 // while for resumption. Called with mu held.
 func (ss *session) finished(st *stream) {
-	if st.num == 0 || !st.ended || st.sent < st.last || ss.streams[st.num] != st {
+	if !st.ended || st.sent < st.last {
+		return
+	}
+	ss.retire(st)
+}
+
+// retire keeps st, which nothing more will be appended to (its reply is
+// in, or its calls were cancelled), among the maxDoneStreams streams kept
+// for resumption, the oldest of which is forgotten. Called with mu held.
+func (ss *session) retire(st *stream) {
+	if st.num == 0 || ss.streams[st.num] != st {
 		return
 	}
 	for _, d := range ss.done {

@@ -37,8 +37,10 @@ func (ss *session) took(m *inMsg) {
 
 // cancelCall records that the client cancelled call id, which gets no
 // reply: once none of its stream's requests awaits a reply, the stream
-// awaits nothing (the session may idle) and is dropped when its client
-// lets it go (at once if none holds it). Called with mu held.
+// awaits nothing (the session may idle), and once its client lets it go
+// (at once if none holds it) it is kept as an ended stream is, among the
+// last maxDoneStreams, for a client that resumes it (the TypeScript SDK
+// does, after it aborted the call). Called with mu held.
 func (ss *session) cancelCall(id string) {
 	st := ss.byID[id]
 	if st == nil {
@@ -58,7 +60,7 @@ func (ss *session) cancelCall(id string) {
 	st.cancelled = true
 	delete(ss.byRead, st.read)
 	if st.writer == nil {
-		ss.forget(st)
+		ss.retire(st)
 	}
 }
 

@@ -43,7 +43,7 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 			st.writer = nil
 			ss.wakeRoom() // a write waiting for room may have to give up
 			if st.cancelled {
-				ss.forget(st) // its calls were cancelled: its client let it go
+				ss.retire(st) // its calls were cancelled: its client let it go
 			}
 		}
 		ss.mu.Unlock()

@@ -71,7 +71,7 @@ func TestSessionResumeAfterCut(t *testing.T) {
 		}
 		return "done", nil
 	})
-	srv := &SessionServer{Peer: jsonrpc.Options{Handler: m}}
+	srv := &SessionServer{Peer: jsonrpc.Options{Handler: m}, StreamRetry: time.Millisecond} // the resumptions, not their delay
 	cut := &cutter{h: srv, at: 1500}
 	cut.cuts.Store(3)
 	ts := startSessionsWith(t, srv, func(hs *httptest.Server) { hs.Config.Handler = cut })

@@ -68,8 +68,10 @@ func TestDialErrors(t *testing.T) {
 // MaxRetries times, and then the connection ends with ErrStreamLost, which
 // the pending call fails with.
 func TestDialResumeGivesUp(t *testing.T) {
-	srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}}
-	cut := &cutter{h: srv, at: len("id: 1-0\n\n") + 3} // the priming event passes, the reply is cut
+	// The attempts are pinned, not their delay: a retry of 1 ms. The
+	// priming event passes, the reply is cut.
+	srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}, StreamRetry: time.Millisecond}
+	cut := &cutter{h: srv, at: len("id: 1-0\nretry: 1\ndata: \n\n") + 3}
 	cut.cuts.Store(100)
 	var gets atomic.Int32
 	ts := startSessionsWith(t, srv, func(hs *httptest.Server) {

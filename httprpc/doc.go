@@ -38,9 +38,16 @@
 //	http.Handle("/mcp", &httprpc.SessionServer{Peer: jsonrpc.Options{Handler: mux}})
 //
 //	p, err := httprpc.Dial(ctx, "http://127.0.0.1:8080/mcp")
-//	err = p.Call(ctx, "add", []int{1, 2}, &sum)
+//	err = p.Call(ctx, "initialize", params, &res) // the session starts
 //
-// A stream cut mid-call is resumed with Last-Event-ID, nothing lost or
-// repeated, within the session's buffer; Origin is checked against DNS
-// rebinding; sessions idle past IdleTimeout end.
+// A stream cut mid-call, or closed by a server that polls (SEP-1699), is
+// resumed with Last-Event-ID, nothing lost or repeated, within the
+// session's buffer. Defaults hold against hostile clients and pages: a
+// server listening on loopback answers to loopback Host names only, and
+// checks Origin against them (DNS rebinding; AllowedHosts and
+// OriginPatterns open it, with CORS for the origins allowed); a session
+// starts only with StartMethods (MCP's initialize), expires when idle or
+// never used again, is bounded per client, and may be bound to an
+// Identity; a handler's sends wait for a client that reads, and a client
+// that does not read loses its session.
 package httprpc

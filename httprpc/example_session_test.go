@@ -10,13 +10,14 @@ import (
 )
 
 // A session server and a client that dials it: each session is a Peer,
-// and the client's Peer reaches it over POSTs and event streams.
+// and the client's Peer reaches it over POSTs and event streams. A session
+// starts with a call of StartMethods (MCP's initialize by default).
 func ExampleSessionServer() {
 	mux := jsonrpc.NewMux()
 	jsonrpc.Register(mux, "greet", func(_ context.Context, p struct{ Name string }) (string, error) {
 		return "hello, " + p.Name, nil
 	})
-	srv := &httprpc.SessionServer{Peer: jsonrpc.Options{Handler: mux}}
+	srv := &httprpc.SessionServer{Peer: jsonrpc.Options{Handler: mux}, StartMethods: []string{"greet"}}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	defer srv.Shutdown(context.Background())
@@ -40,6 +41,9 @@ func ExampleSessionServer() {
 // sample while its call runs, over the call's own event stream.
 func ExampleDial() {
 	server := jsonrpc.NewMux()
+	server.HandleFunc("initialize", func(context.Context, *jsonrpc.Request) (any, error) {
+		return map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}}, nil
+	})
 	server.HandleFunc("tools/call", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
 		var text string
 		err := jsonrpc.PeerFromContext(ctx).Call(ctx, "sampling/createMessage", map[string]any{"maxTokens": 5}, &text)
@@ -65,6 +69,10 @@ func ExampleDial() {
 	}
 	defer peer.Close()
 
+	// The session starts with initialize.
+	if err := peer.Call(ctx, "initialize", map[string]any{"protocolVersion": "2025-06-18"}, nil); err != nil {
+		panic(err)
+	}
 	var out string
 	if err := peer.Call(ctx, "tools/call", map[string]any{"name": "ask"}, &out); err != nil {
 		panic(err)

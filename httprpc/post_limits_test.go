@@ -156,10 +156,10 @@ func TestSlowClientsBounded(t *testing.T) {
 		}
 	}
 	t.Run("headers", func(t *testing.T) {
-		slow(t, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: appl")
+		slow(t, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl")
 	})
 	t.Run("body", func(t *testing.T) {
-		slow(t, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":")
+		slow(t, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":")
 		// The slot is free: the one request MaxRequests allows is served.
 		if resp, body := post(t, url, "application/json", `{"jsonrpc":"2.0","id":1,"method":"add","params":[1,2]}`); resp.StatusCode != 200 {
 			t.Fatalf("after a slow body: %d %s", resp.StatusCode, body)
@@ -195,7 +195,7 @@ func TestClientGoneCancelsHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := `{"jsonrpc":"2.0","id":1,"method":"block"}`
-	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	<-started
 	c.Close()
 	if err := <-cancelled; err != nil {

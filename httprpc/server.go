@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/internal/hostguard"
 )
 
 // Server is an http.Handler that serves JSON-RPC over plain HTTP POST, one
@@ -63,6 +64,16 @@ type Server struct {
 	// Only its values are used: the handlers' ctx ends when the client
 	// goes away.
 	BaseContext func(r *http.Request) context.Context
+
+	// AllowedHosts lists the names the server answers to, as path.Match
+	// patterns matched against the Host header without its port; a
+	// request naming another host gets 403. By default a server listening
+	// on loopback answers to loopback names only (localhost, 127.0.0.1,
+	// [::1]), which keeps pages whose name an attacker rebinds to
+	// 127.0.0.1 out (DNS rebinding), and a server elsewhere to any name.
+	// A page of another origin cannot call a Server at all: it answers no
+	// CORS preflight.
+	AllowedHosts []string
 
 	// MaxBodySize bounds the request body, in bytes; a longer one is
 	// answered with 413 and not parsed. Default: 4 MiB. A negative value
@@ -129,6 +140,10 @@ func (s *Server) noCallbacks(ctx context.Context, info *jsonrpc.CallInfo, next j
 // ServeHTTP serves one request: see Server for the statuses.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.init()
+	if err := hostguard.Check(r, s.AllowedHosts, nil); err != nil {
+		http.Error(w, "httprpc: "+err.Error(), http.StatusForbidden)
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "httprpc: JSON-RPC takes POST", http.StatusMethodNotAllowed)

@@ -3,8 +3,9 @@ package httprpc
 // Sessions: the Streamable HTTP transport of the Model Context Protocol
 // (revisions 2025-03-26, 2025-06-18 and 2025-11-25), kept generic.
 //
-// A SessionServer serves one endpoint. A POST without a session id starts
-// a session: a *jsonrpc.Peer of its own, symmetric as every Peer is, whose
+// A SessionServer serves one endpoint. A POST without a session id, holding
+// a request of StartMethods (MCP's initialize), starts a session: a
+// *jsonrpc.Peer of its own, symmetric as every Peer is, whose
 // id the response's Mcp-Session-Id header carries; every later request of
 // the session names it in the same header. A POST carries one message (or
 // a batch). If it holds no request, the reply is 202 Accepted once the
@@ -31,11 +32,8 @@ package httprpc
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -44,10 +42,18 @@ import (
 
 // Defaults of SessionServer.
 const (
-	DefaultIdleTimeout      = 10 * time.Minute
-	DefaultMaxSessions      = 10000
-	DefaultMaxBufferedBytes = 1 << 20
+	DefaultIdleTimeout          = 10 * time.Minute
+	DefaultUnusedTimeout        = 30 * time.Second
+	DefaultMaxSessions          = 10000
+	DefaultMaxSessionsPerClient = 100
+	DefaultMaxBufferedBytes     = 1 << 20
+	DefaultMaxBodies            = 256
+	DefaultStreamRetry          = time.Second
 )
+
+// DefaultStartMethods are the methods whose request starts a session by
+// default: MCP's initialize.
+var DefaultStartMethods = []string{"initialize"}
 
 // DefaultProtocolVersions are the MCP revisions whose MCP-Protocol-Version
 // header a SessionServer accepts by default.
@@ -79,51 +85,84 @@ var errShutdown = errors.New("httprpc: server shutting down")
 // SessionServer is an http.Handler that serves the Streamable HTTP
 // transport with sessions: each session is a *jsonrpc.Peer configured by
 // Peer, which lives across the requests that name its id, until the
-// client deletes it, it idles past IdleTimeout, its client stops taking
-// its events, or Shutdown. The zero value serves with the defaults; set
-// the fields before the first request. All its methods may be called
-// concurrently.
+// client deletes it, it idles past IdleTimeout (UnusedTimeout for one
+// whose client never came back after the request that started it), its
+// client stops taking its events, or Shutdown. The zero value serves with
+// the defaults; set the fields before the first request. All its methods
+// may be called concurrently.
 //
 //	http.Handle("/mcp", &httprpc.SessionServer{Peer: jsonrpc.Options{Handler: mux}})
+//
+// A session starts with a POST without a session id whose requests are
+// all of StartMethods (MCP's initialize by default); any other POST
+// without one gets 400, as does any other request without one.
 //
 // Answers, besides the streams: 202 for a POST with no request; 400 for a
 // request without a session id once it is not a POST that starts one, for
 // a malformed Last-Event-ID, and for an MCP-Protocol-Version not in
-// ProtocolVersions; 403 for an Origin refused (see OriginPatterns); 404 for
-// a session id unknown, expired or deleted (the client must start a new
-// session); 405 for a method other than POST, GET and DELETE; 406 for an
-// Accept header that takes neither JSON nor an event stream; 410 for a
-// Last-Event-ID whose following events are no longer buffered (the stream
-// cannot be resumed); 413 for a body over MaxBodySize; 415 for a POST that
-// is not application/json; 503, with a JSON-RPC error body, past
-// MaxSessions or while shutting down.
+// ProtocolVersions; 403 for a Host or an Origin refused (see AllowedHosts
+// and OriginPatterns) or an Identity error; 404 for a session id unknown,
+// expired, deleted or of another identity (the client must start a new
+// session); 405 for a method other than POST, GET, DELETE and a CORS
+// preflight (OPTIONS); 406 for an Accept header that takes neither JSON
+// nor an event stream; 410 for a Last-Event-ID whose following events are
+// no longer buffered (the stream cannot be resumed); 413 for a body over
+// MaxBodySize; 415 for a POST that is not application/json; 429, with a
+// JSON-RPC error body, past MaxSessionsPerClient; 503, with a JSON-RPC
+// error body, past MaxSessions, MaxBodies (with Retry-After: 1) or while
+// shutting down. A refusal builds nothing: no session, Peer or timer.
 //
 // A second GET for a stream already being written (the standalone stream,
 // or a resumption) replaces the first, whose response ends: a client that
 // reconnects after a cut may do so before the server sees the cut.
 //
+// Handlers: a call's handler sees, through its ctx, the values of the
+// context of the HTTP request that carried the call (what middleware put
+// there for that request: its authenticated user, say), over those of
+// the session's base context (BaseContext); a notification's handler, and
+// a call whose request it cannot tell (the same id posted twice at once),
+// see the base context's only. A handler's ctx is cancelled when the
+// session ends or the client cancels the call, not when the POST that
+// carried it ends: the client may resume its stream.
+//
 // What the SessionServer bounds by itself: each body (MaxBodySize), the
-// sessions (MaxSessions), each session's buffered events
+// bodies being read at once (MaxBodies), the sessions (MaxSessions, and
+// MaxSessionsPerClient per client), each session's buffered events
 // (MaxBufferedBytes), and a session's inbound and outbound work through
 // Peer's MaxQueuedBytes and MaxOutboundBytes, as for any Peer. What the
 // http.Server must bound: the time a client may take to send its headers
 // and body (ReadHeaderTimeout, ReadTimeout: a POST's body is read to the
 // end, or to MaxBodySize, before anything else happens) and idle
-// keep-alive connections (IdleTimeout). Leave its WriteTimeout at zero: an
-// event stream lasts as long as the call it carries; the SessionServer
-// gives each write of an event stream a deadline of its own (30 s), and
-// writes a comment on a stream silent for 30 s, so that proxies keep it
-// open and a client that vanished is found.
+// keep-alive connections (IdleTimeout); NewHTTPServer sets them. Leave its
+// WriteTimeout at zero: an event stream lasts as long as the call it
+// carries; the SessionServer gives each write of an event stream a
+// deadline of its own (30 s), and writes a comment on a stream silent for
+// 30 s, so that proxies keep it open and a client that vanished is found.
 type SessionServer struct {
 	// Peer configures each session's Peer: its Handler, limits and Logger.
 	// Its BaseContext and OnConnect are set by the SessionServer (see
-	// BaseContext and OnConnect below).
+	// BaseContext and OnConnect below), and an interceptor of its own goes
+	// ahead of its Interceptors (it gives each call's handler the values
+	// of its request's context).
 	Peer jsonrpc.Options
 
 	// BaseContext returns the context whose values a session's handlers
-	// see. Default: the context of the request that started the session.
-	// Its cancellation is not inherited.
+	// see beneath those of their own request's (see SessionServer).
+	// Default: the context of the request that started the session. Its
+	// cancellation is not inherited.
 	BaseContext func(r *http.Request) context.Context
+
+	// Identity, if set, binds each session to the identity it returns for
+	// the request that starts the session (its authenticated user, say, as
+	// middleware put it in the request's context), as the transport's
+	// security guidance asks: a later request naming the session whose
+	// identity differs gets 404, as for a session that does not exist, so
+	// that a session id that leaked is of no use to another user. An error
+	// refuses the request with 403. It also names the client that
+	// MaxSessionsPerClient counts. Default: none (sessions are bound to
+	// nothing but their unguessable id; clients are told apart by IP
+	// address).
+	Identity func(r *http.Request) (string, error)
 
 	// OnConnect, if set, is called with each new session's Peer, and the
 	// request that starts it, before the Peer reads that request.
@@ -135,12 +174,27 @@ type SessionServer struct {
 	// ErrSlowClient, say).
 	OnDisconnect func(p *jsonrpc.Peer, cause error)
 
+	// AllowedHosts lists the names the endpoint answers to, as path.Match
+	// patterns matched against the Host header without its port
+	// ("mcp.example.com", "*.example.com"); a request naming another host
+	// gets 403. By default a server listening on loopback answers to
+	// loopback names only (localhost, 127.0.0.1, [::1]), so that a page
+	// whose name an attacker rebinds to 127.0.0.1 cannot reach it (DNS
+	// rebinding: such a page's Host and Origin both carry the attacker's
+	// name), and a server elsewhere to any name: list yours. A server on
+	// loopback behind a reverse proxy that passes the public Host on must
+	// list it too.
+	AllowedHosts []string
+
 	// OriginPatterns lists the hosts of other origins whose browser pages
-	// may use the endpoint, as path.Match patterns ("*.example.com"). By
-	// default only pages of the endpoint's own host may; requests without
-	// an Origin header (clients that are not browsers) are always
-	// accepted. The transport's specification requires the check: it
-	// stops DNS rebinding from reaching a local server.
+	// may use the endpoint, as path.Match patterns ("*.example.com",
+	// "localhost:*"; "https://*.example.com" matches scheme and host). The
+	// endpoint answers those pages' CORS preflights and lets them read
+	// its responses and the Mcp-Session-Id header. By default only pages
+	// of the endpoint's own (allowed) host may use it, and a page of
+	// another origin gets 403; requests without an Origin header (clients
+	// that are not browsers) are always accepted. The transport's
+	// specification requires the check.
 	OriginPatterns []string
 
 	// ProtocolVersions are the values of the MCP-Protocol-Version header
@@ -148,219 +202,85 @@ type SessionServer struct {
 	// DefaultProtocolVersions.
 	ProtocolVersions []string
 
+	// StartMethods are the methods whose request starts a session: a POST
+	// without a session id must hold requests of these methods only, or
+	// it gets 400. Default: DefaultStartMethods (MCP's initialize).
+	StartMethods []string
+
 	// IdleTimeout ends a session that has had no request for this long,
 	// unless one of its handlers is still answering a request or one of
 	// its event streams is open. Default: DefaultIdleTimeout; negative:
 	// never.
 	IdleTimeout time.Duration
 
+	// UnusedTimeout ends, as IdleTimeout does (when shorter), a session
+	// whose client has sent nothing since the request that started it: a
+	// client that starts sessions and abandons them holds each this long,
+	// not IdleTimeout. Default: DefaultUnusedTimeout; negative: only
+	// IdleTimeout applies.
+	UnusedTimeout time.Duration
+
 	// MaxSessions bounds the sessions alive at once; past it, a request
 	// that would start one gets 503. Default: DefaultMaxSessions;
 	// negative: no limit.
 	MaxSessions int
+
+	// MaxSessionsPerClient bounds the sessions alive at once of one
+	// client, told apart by Identity when set, else by IP address; past
+	// it, a request that would start one gets 429, so that one client
+	// cannot take all of MaxSessions. Default:
+	// DefaultMaxSessionsPerClient; negative: no limit.
+	MaxSessionsPerClient int
 
 	// MaxBufferedBytes bounds, per session, the bytes of the events kept:
 	// those no client has taken yet, and those sent but kept for a
 	// resumption, which are at most a quarter of it (256 KiB by default).
 	// Sent ones go first, oldest first, when room is needed (a stream
 	// cannot then be resumed from before them: 410). When the events not
-	// yet taken alone would pass it, the session ends with a cause
-	// wrapping ErrSlowClient. So the events of all sessions hold at most
-	// MaxSessions times MaxBufferedBytes, and those of sessions whose
-	// clients keep up a quarter of that. Default:
-	// DefaultMaxBufferedBytes; negative: no limit.
+	// yet taken alone would pass it, a handler that sends waits (its
+	// Peer's writes wait) while a client reads a stream holding such
+	// events, as over a WebSocket; with no stream being read, or one whose
+	// client takes nothing for 30 s, the session ends with a cause wrapping
+	// ErrSlowClient. So the events of all sessions hold at most MaxSessions
+	// times MaxBufferedBytes, and those of sessions whose clients keep up
+	// a quarter of that. Default: DefaultMaxBufferedBytes; negative: no
+	// limit.
 	MaxBufferedBytes int
 
 	// MaxBodySize bounds a POST's body; a larger one gets 413 and is not
 	// read further. Default: DefaultMaxBodySize; negative: no limit.
 	MaxBodySize int64
 
+	// MaxBodies bounds the POST bodies being read at once, across the
+	// SessionServer; one more gets 503 with Retry-After: 1 at once. With
+	// MaxBodySize it bounds the memory that bodies being received hold
+	// (256 × 4 MiB = 1 GiB at the defaults; a stalled upload holds its
+	// share until the http.Server's ReadTimeout). Default:
+	// DefaultMaxBodies; negative: no limit.
+	MaxBodies int
+
+	// StreamRetry is the reconnection delay every event stream asks of its
+	// client, in the retry field of its first event: how long a client
+	// waits before it resumes a stream that ended or was cut. Default:
+	// DefaultStreamRetry; negative: none is sent.
+	StreamRetry time.Duration
+
+	// MaxStreamDuration, if positive, ends an event stream that has been
+	// open this long (at the next moment it has nothing to write), before
+	// its reply if need be: its client comes back after StreamRetry with
+	// Last-Event-ID and gets the rest (SEP-1699's polling, for proxies
+	// and hosts that cut long responses). Default: 0, a stream lasts as
+	// long as its call (the standalone one, as long as its client keeps
+	// it).
+	MaxStreamDuration time.Duration
+
 	mu       sync.Mutex
 	sessions map[string]*session
+	clients  map[string]int // sessions alive per client (MaxSessionsPerClient)
 	closing  bool
+	bodies   chan struct{}  // the MaxBodies semaphore, nil for no limit
+	once     sync.Once      // makes bodies
 	wg       sync.WaitGroup // a goroutine per session, until its Peer has ended
 }
 
 var _ http.Handler = (*SessionServer)(nil)
-
-// ServeHTTP serves one request of the transport.
-func (s *SessionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := checkOrigin(r, s.OriginPatterns); err != nil {
-		http.Error(w, err.Error(), http.StatusForbidden)
-		return
-	}
-	if v := r.Header.Get(ProtocolVersionHeader); v != "" && !slices.Contains(s.versions(), v) {
-		http.Error(w, "unsupported "+ProtocolVersionHeader+": "+v, http.StatusBadRequest)
-		return
-	}
-	switch r.Method {
-	case http.MethodPost:
-		s.servePost(w, r)
-	case http.MethodGet:
-		s.serveGet(w, r)
-	case http.MethodDelete:
-		s.serveDelete(w, r)
-	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-	}
-}
-
-func (s *SessionServer) versions() []string {
-	if s.ProtocolVersions == nil {
-		return DefaultProtocolVersions
-	}
-	return s.ProtocolVersions
-}
-
-// lookup returns the session r names, or answers r (400 or 404) and
-// returns nil.
-func (s *SessionServer) lookup(w http.ResponseWriter, r *http.Request) *session {
-	id := r.Header.Get(SessionIDHeader)
-	if id == "" {
-		http.Error(w, "missing "+SessionIDHeader+" header", http.StatusBadRequest)
-		return nil
-	}
-	s.mu.Lock()
-	ss := s.sessions[id]
-	s.mu.Unlock()
-	if ss == nil {
-		http.Error(w, "unknown or expired session", http.StatusNotFound)
-		return nil
-	}
-	return ss
-}
-
-// serveDelete ends the session r names.
-func (s *SessionServer) serveDelete(w http.ResponseWriter, r *http.Request) {
-	ss := s.lookup(w, r)
-	if ss == nil {
-		return
-	}
-	s.drop(ss)
-	ss.end(ErrSessionDeleted)
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// start creates a session for r and starts its Peer, or answers r (503)
-// and returns nil.
-func (s *SessionServer) start(w http.ResponseWriter, r *http.Request) *session {
-	ss := newSession(s, newSessionID())
-	s.mu.Lock()
-	limit := limitOr(s.MaxSessions, DefaultMaxSessions)
-	if s.closing || limit > 0 && len(s.sessions) >= limit {
-		s.mu.Unlock()
-		unavailable(w, s.closing)
-		return nil
-	}
-	if s.sessions == nil {
-		s.sessions = make(map[string]*session)
-	}
-	s.sessions[ss.id] = ss
-	s.wg.Add(1)
-	s.mu.Unlock()
-
-	o := s.Peer
-	o.BaseContext = r.Context()
-	if s.BaseContext != nil {
-		o.BaseContext = s.BaseContext(r)
-	}
-	ready := make(chan struct{})
-	req := r
-	o.OnConnect = func(p *jsonrpc.Peer) {
-		ss.setPeer(p)
-		if s.OnConnect != nil {
-			s.OnConnect(p, req)
-		}
-		req = nil // the Peer keeps this func: let the request go
-		close(ready)
-	}
-	go func() {
-		defer s.wg.Done()
-		cause := jsonrpc.Serve(ss, o)
-		s.drop(ss)
-		ss.end(cause)
-		if s.OnDisconnect != nil {
-			s.OnDisconnect(ss.getPeer(), cause)
-		}
-	}()
-	<-ready
-	return ss
-}
-
-// unavailable answers 503 with a JSON-RPC error naming no call.
-func unavailable(w http.ResponseWriter, closing bool) {
-	msg, code := "too many sessions", int64(jsonrpc.CodeOverloaded)
-	if closing {
-		msg, code = "server shutting down", jsonrpc.CodeShuttingDown
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusServiceUnavailable)
-	_, _ = w.Write(errorBody(code, msg))
-}
-
-// drop forgets ss: later requests naming it get 404.
-func (s *SessionServer) drop(ss *session) {
-	s.mu.Lock()
-	if s.sessions[ss.id] == ss {
-		delete(s.sessions, ss.id)
-	}
-	s.mu.Unlock()
-}
-
-// Sessions returns the number of sessions alive.
-func (s *SessionServer) Sessions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.sessions)
-}
-
-// Shutdown stops starting sessions, ends every session (their Peers shut
-// down: running handlers may finish and their replies go out within ctx),
-// and waits until each has ended and OnDisconnect has returned. If ctx
-// ends first, the sessions left are closed at once (their handlers' ctxs
-// are cancelled) and Shutdown returns ctx's error without waiting for
-// handlers that do not return.
-func (s *SessionServer) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.closing = true
-	all := make([]*session, 0, len(s.sessions))
-	for _, ss := range s.sessions {
-		all = append(all, ss)
-	}
-	s.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, ss := range all {
-		wg.Go(func() {
-			if p := ss.getPeer(); p != nil {
-				_ = p.Shutdown(ctx)
-			}
-			ss.end(errShutdown)
-		})
-	}
-	wg.Wait()
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// newSessionID returns 128 random bits in hex: visible ASCII, as the
-// transport requires.
-func newSessionID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand's documented promise)
-	return hex.EncodeToString(b[:])
-}
-
-// limitOr is v, or def for 0; negative stays negative (no limit).
-func limitOr[T ~int | ~int64](v, def T) T {
-	if v == 0 {
-		return def
-	}
-	return v
-}

@@ -31,6 +31,7 @@ func (ss *session) markSent(st *stream, seq uint64) {
 		ss.sentBytes += len(e.data)
 	}
 	st.sent = seq
+	ss.wakeRoom()
 	if max := limitOr(ss.srv.MaxBufferedBytes, DefaultMaxBufferedBytes); max >= 0 {
 		for ss.sentBytes > max/4 && ss.dropOldestSent() {
 		}
@@ -62,7 +63,17 @@ func (ss *session) dropOldestSent() bool {
 // finished records that st, ended, has been written whole: it is kept a
 // while for resumption. Called with mu held.
 func (ss *session) finished(st *stream) {
-	if st.num == 0 || !st.ended || st.sent < st.last || ss.streams[st.num] != st {
+	if !st.ended || st.sent < st.last {
+		return
+	}
+	ss.retire(st)
+}
+
+// retire keeps st, which nothing more will be appended to (its reply is
+// in, or its calls were cancelled), among the maxDoneStreams streams kept
+// for resumption, the oldest of which is forgotten. Called with mu held.
+func (ss *session) retire(st *stream) {
+	if st.num == 0 || ss.streams[st.num] != st {
 		return
 	}
 	for _, d := range ss.done {
@@ -88,4 +99,55 @@ func (ss *session) forget(st *stream) {
 	}
 	st.events = nil
 	delete(ss.streams, st.num)
+	if ss.byRead[st.read] == st {
+		delete(ss.byRead, st.read)
+	}
+	ss.endStream(st)
+	ss.wakeRoom()
+}
+
+// waitRoom makes room for n more bytes of events: it drops sent events,
+// and while that is not enough waits for a client to take some, as long
+// as one reads a stream that holds events not taken yet (a stream whose
+// client takes nothing for streamWriteTimeout loses its response, and so
+// its reader). With none, it ends the session with ErrSlowClient. Called
+// with mu held, which it releases while it waits.
+func (ss *session) waitRoom(n int) error {
+	for {
+		err := ss.makeRoom(n)
+		if err == nil {
+			return nil
+		}
+		if !ss.draining() {
+			ss.endLocked(err)
+			return err
+		}
+		room := ss.room
+		ss.mu.Unlock()
+		select {
+		case <-room:
+		case <-ss.closed:
+		}
+		ss.mu.Lock()
+		if ss.cause != nil {
+			return ss.cause
+		}
+	}
+}
+
+// draining reports whether a client reads a stream that holds events not
+// taken yet. Called with mu held.
+func (ss *session) draining() bool {
+	for _, st := range ss.streams {
+		if st.writer != nil && st.sent < st.last {
+			return true
+		}
+	}
+	return false
+}
+
+// wakeRoom wakes the writes that wait for room. Called with mu held.
+func (ss *session) wakeRoom() {
+	close(ss.room)
+	ss.room = make(chan struct{})
 }

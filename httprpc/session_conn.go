@@ -1,6 +1,7 @@
 package httprpc
 
 import (
+	"context"
 	"errors"
 	"net"
 	"sync"
@@ -16,47 +17,59 @@ import (
 //
 // Everything below is under mu.
 type session struct {
-	srv *SessionServer
-	id  string
+	srv      *SessionServer
+	id       string
+	identity string // Identity's, for the request that started it
+	client   string // the key MaxSessionsPerClient counts it by
 
 	mu        sync.Mutex
 	peer      *jsonrpc.Peer
-	inbox     []*inMsg           // posted, not read yet
-	inBytes   int                // bytes of the inbox
-	inWake    chan struct{}      // 1-buffered: the inbox has grown
-	reads     uint64             // successful Reads: the Peer's ordinals (see jsonrpc.Router)
-	byRead    map[uint64]*stream // streams awaiting the reply to that Read
-	streams   map[uint64]*stream // streams that can be written or resumed, by number
-	next      uint64             // the number of the next POST stream
-	done      []*stream          // ended streams fully sent, kept for resumption, oldest first
-	bytes     int                // bytes of the events kept
-	sentBytes int                // of which sent, kept for resumption
-	gseq      uint64             // events appended so far, all streams: their age
-	closed    chan struct{}      // closed by end
-	cause     error              // why it ended
-	busy      int                // requests being served now
-	active    time.Time          // when the last request ended, or the session began
-	idle      *time.Timer        // ends the session once idle; nil without IdleTimeout
+	inbox     []*inMsg                   // posted, not read yet
+	inBytes   int                        // bytes of the inbox
+	inWake    chan struct{}              // 1-buffered: the inbox has grown
+	reads     uint64                     // successful Reads: the Peer's ordinals (see jsonrpc.Router)
+	byRead    map[uint64]*stream         // streams awaiting the reply to that Read
+	byID      map[string]*stream         // by request id: the stream awaiting its reply (read, not cancelled)
+	reqCtx    map[string]context.Context // by request id, until its handler starts: the context of the POST that carried it (nil: two did)
+	streams   map[uint64]*stream         // streams that can be written or resumed, by number
+	next      uint64                     // the number of the next POST stream
+	done      []*stream                  // ended streams fully sent, kept for resumption, oldest first
+	bytes     int                        // bytes of the events kept
+	sentBytes int                        // of which sent, kept for resumption
+	gseq      uint64                     // events appended so far, all streams: their age
+	closed    chan struct{}              // closed by end
+	cause     error                      // why it ended
+	busy      int                        // requests being served now
+	requests  int                        // requests served so far, the one that started it included
+	room      chan struct{}              // closed (and replaced) when unsent events leave or a writer detaches
+	active    time.Time                  // when the last request ended, or the session began
+	idle      *time.Timer                // ends the session once idle; nil without IdleTimeout
 }
 
 // inMsg is one posted message waiting to be read.
 type inMsg struct {
 	data  []byte
-	st    *stream       // the stream its reply goes on, or nil
-	taken chan struct{} // closed once Read returned it
+	p     posted          // what inspect learnt of it
+	ctx   context.Context // the context of the POST that carried it
+	st    *stream         // the stream its reply goes on, or nil
+	taken chan struct{}   // closed once Read returned it
 }
 
 // stream is one event stream: a POST's, up to its reply, or the
 // standalone one, which never ends.
 type stream struct {
-	num    uint64
-	events []event       // kept, by seq: sent ones (up to sent) for resumption, then unsent ones
-	last   uint64        // seq of the last event appended
-	sent   uint64        // highest seq written to a response
-	ended  bool          // the reply is in: nothing more comes
-	json   bool          // the POST takes JSON: only the reply goes on it
-	writer *attachment   // the response writing it, or nil
-	wake   chan struct{} // closed (and replaced) when an event is appended or the writer replaced
+	num       uint64
+	read      uint64        // the Read that returned its POST's message (0 before)
+	ids       []string      // the requests whose reply it awaits
+	cancelled bool          // every request was cancelled: no reply comes (the client closes it)
+	gone      bool          // a JSON stream whose client went away: its reply is dropped
+	events    []event       // kept, by seq: sent ones (up to sent) for resumption, then unsent ones
+	last      uint64        // seq of the last event appended
+	sent      uint64        // highest seq written to a response
+	ended     bool          // the reply is in: nothing more comes
+	json      bool          // the POST takes JSON: only the reply goes on it
+	writer    *attachment   // the response writing it, or nil
+	wake      chan struct{} // closed (and replaced) when an event is appended or the writer replaced
 }
 
 // event is one message on a stream.
@@ -69,19 +82,24 @@ type event struct {
 // maxDoneStreams bounds the ended streams kept for resumption per session.
 const maxDoneStreams = 16
 
-func newSession(srv *SessionServer, id string) *session {
+func newSession(srv *SessionServer, id, identity, client string) *session {
 	ss := &session{
-		srv:     srv,
-		id:      id,
-		inWake:  make(chan struct{}, 1),
-		byRead:  make(map[uint64]*stream),
-		streams: make(map[uint64]*stream),
-		next:    1,
-		closed:  make(chan struct{}),
-		active:  time.Now(),
+		srv:      srv,
+		id:       id,
+		identity: identity,
+		client:   client,
+		inWake:   make(chan struct{}, 1),
+		byRead:   make(map[uint64]*stream),
+		byID:     make(map[string]*stream),
+		reqCtx:   make(map[string]context.Context),
+		streams:  make(map[uint64]*stream),
+		next:     1,
+		closed:   make(chan struct{}),
+		room:     make(chan struct{}),
+		active:   time.Now(),
 	}
 	ss.streams[0] = &stream{wake: make(chan struct{})}
-	if d := limitOr(srv.IdleTimeout, DefaultIdleTimeout); d > 0 {
+	if d := ss.idleTimeout(); d > 0 {
 		ss.idle = time.AfterFunc(d, ss.checkIdle)
 	}
 	return ss
@@ -119,9 +137,7 @@ func (ss *session) Read() ([]byte, error) {
 			ss.inbox = ss.inbox[1:]
 			ss.inBytes -= len(m.data)
 			ss.reads++
-			if m.st != nil {
-				ss.byRead[ss.reads] = m.st
-			}
+			ss.took(m)
 			close(m.taken)
 			ss.mu.Unlock()
 			return m.data, nil
@@ -143,8 +159,8 @@ var errInboxFull = errors.New("httprpc: session overloaded: too many messages po
 // message if empty): its Peer reads it as it takes work, and pushes back
 // on a client that sends notifications faster than its handlers take
 // them by not reading.
-func (ss *session) post(data []byte, st *stream) (*inMsg, error) {
-	m := &inMsg{data: data, st: st, taken: make(chan struct{})}
+func (ss *session) post(ctx context.Context, data []byte, p posted, st *stream) (*inMsg, error) {
+	m := &inMsg{data: data, p: p, ctx: ctx, st: st, taken: make(chan struct{})}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.cause != nil {
@@ -183,8 +199,12 @@ func (ss *session) Write(msg []byte) error { return ss.WriteFor(msg, 0) }
 
 // WriteFor appends msg to the stream of the POST whose message the Peer's
 // Read numbered read, or to the standalone stream when that stream has
-// ended, takes only JSON (and msg is not the reply), or read is 0. It
-// never waits: past MaxBufferedBytes it ends the session (ErrSlowClient).
+// ended, takes only JSON (and msg is not the reply), or read is 0. A reply
+// with no stream to go on (its call was cancelled, or its JSON client
+// went away) is dropped: the standalone stream carries no responses. Past
+// MaxBufferedBytes it waits while a client reads a stream that holds
+// events not taken yet (see waitRoom), else it ends the session
+// (ErrSlowClient).
 func (ss *session) WriteFor(msg []byte, read uint64) error {
 	reply := read != 0 && encodedReply(msg)
 	ss.mu.Lock()
@@ -195,21 +215,24 @@ func (ss *session) WriteFor(msg []byte, read uint64) error {
 	st := ss.streams[0]
 	if t := ss.byRead[read]; t != nil && (reply || !t.json) {
 		st = t
-		if reply {
-			delete(ss.byRead, read)
-		}
+	} else if reply {
+		return nil
 	}
-	if err := ss.makeRoom(len(msg)); err != nil {
-		ss.endLocked(err)
+	if reply && st.gone { // its JSON client went away
+		ss.forget(st)
+		return nil
+	}
+	if err := ss.waitRoom(len(msg)); err != nil {
 		return err
+	}
+	if reply {
+		delete(ss.byRead, read)
+		ss.endStream(st)
 	}
 	ss.gseq++
 	st.last++
 	st.events = append(st.events, event{seq: st.last, age: ss.gseq, data: append([]byte(nil), msg...)})
 	ss.bytes += len(msg)
-	if st != ss.streams[0] && reply {
-		st.ended = true
-	}
 	st.signal()
 	return nil
 }

@@ -58,13 +58,14 @@ func TestSessionIdleExpiry(t *testing.T) {
 		})
 		ends := make(chan error, 2)
 		srv := &SessionServer{
-			Peer:         jsonrpc.Options{Handler: m},
-			IdleTimeout:  time.Minute,
-			OnDisconnect: func(_ *jsonrpc.Peer, cause error) { ends <- cause },
+			Peer:          jsonrpc.Options{Handler: m},
+			IdleTimeout:   time.Minute,
+			UnusedTimeout: -1, // TestSessionUnusedExpiry holds it
+			OnDisconnect:  func(_ *jsonrpc.Peer, cause error) { ends <- cause },
 		}
 		const ct, js = "Content-Type: application/json", "Accept: application/json"
-		idle := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}`, ct, js).Header().Get(SessionIDHeader)
-		busy := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}`, ct, js).Header().Get(SessionIDHeader)
+		idle := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":[1]}`, ct, js).Header().Get(SessionIDHeader)
+		busy := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":[1]}`, ct, js).Header().Get(SessionIDHeader)
 		blocked := make(chan *httptest.ResponseRecorder)
 		go func() {
 			blocked <- serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":2,"method":"block"}`, ct, js, "Mcp-Session-Id: "+busy)
@@ -173,7 +174,7 @@ func (w *lockedWriter) String() string {
 func TestSessionStreamKeepalive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}, IdleTimeout: time.Minute}
-		sid := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":1,"method":"echo"}`,
+		sid := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`,
 			"Content-Type: application/json", "Accept: application/json").Header().Get(SessionIDHeader)
 		ctx, cancel := context.WithCancel(context.Background())
 		req := httptest.NewRequestWithContext(ctx, "GET", "/mcp", nil)

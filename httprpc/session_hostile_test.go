@@ -43,9 +43,14 @@ func TestSessionSlowClientNoStream(t *testing.T) {
 
 // TestSessionSlowClientUnreadStream pins the same for a client that opens
 // the GET stream and never reads it: once the connection's buffers are
-// full, the events pile up in the session's buffer, and the session ends
-// with ErrSlowClient.
+// full, the events pile up in the session's buffer; at its budget the
+// Peer's writes wait while the stream is open (as they would for a client
+// that reads), until a write has taken nothing for the stream's write
+// timeout (30 s, 1 s here): the response ends, and with no reader left
+// the session ends with ErrSlowClient.
 func TestSessionSlowClientUnreadStream(t *testing.T) {
+	defer func(d time.Duration) { streamWriteTimeout = d }(streamWriteTimeout)
+	streamWriteTimeout = time.Second
 	ts := startSessions(t, &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}, MaxBufferedBytes: 256 << 10})
 	sid := startSession(t, ts)
 	p := ts.nextPeer(t)
@@ -54,7 +59,7 @@ func TestSessionSlowClientUnreadStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\n\r\n", sid)
+	fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\n\r\n", sid)
 	br := bufio.NewReader(conn)
 	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, "200") {
 		t.Fatalf("GET: %q %v", line, err)
@@ -86,8 +91,8 @@ func TestSessionSlowBody(t *testing.T) {
 		hs.Config.ReadHeaderTimeout = 200 * time.Millisecond
 	})
 	for _, partial := range []string{
-		"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"",
-		"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Ty", // slow headers
+		"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"",
+		"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty", // slow headers
 	} {
 		conn, err := net.Dial("tcp", ts.hs.Listener.Addr().String())
 		if err != nil {
@@ -114,10 +119,10 @@ func TestSessionSlowBody(t *testing.T) {
 func TestSessionManyAbandoned(t *testing.T) {
 	const n = 10000
 	synctest.Test(t, func(t *testing.T) {
-		srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}, IdleTimeout: time.Minute}
+		srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}, IdleTimeout: time.Minute, MaxSessionsPerClient: -1}
 		before := heap()
 		for i := range n {
-			w := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}`,
+			w := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":[1]}`,
 				"Content-Type: application/json", "Accept: application/json")
 			if w.Code != 200 {
 				t.Fatalf("session %d: %d %s", i, w.Code, w.Body)
@@ -130,7 +135,7 @@ func TestSessionManyAbandoned(t *testing.T) {
 		if per > 16<<10 {
 			t.Errorf("%d bytes per idle session, want at most 16 KiB", per)
 		}
-		if got := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":1,"method":"echo"}`, "Content-Type: application/json"); got.Code != 503 {
+		if got := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, "Content-Type: application/json"); got.Code != 503 {
 			t.Fatalf("session %d: %d, want 503 (MaxSessions)", n+1, got.Code)
 		}
 		time.Sleep(61 * time.Second)

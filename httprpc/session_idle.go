@@ -14,6 +14,7 @@ func (ss *session) enter() bool {
 		return false
 	}
 	ss.busy++
+	ss.requests++
 	return true
 }
 
@@ -25,13 +26,29 @@ func (ss *session) leave() {
 	ss.active = time.Now()
 }
 
-// checkIdle ends the session if it has been idle for IdleTimeout, or
-// looks again when it could be: it is not idle while a request is served,
-// a stream is open, or a request's reply is awaited.
-func (ss *session) checkIdle() {
+// idleTimeout is how long the session may idle now: IdleTimeout, or
+// UnusedTimeout when shorter and nothing came after the request that
+// started it. Called with mu held, or before the session is shared.
+func (ss *session) idleTimeout() time.Duration {
 	d := limitOr(ss.srv.IdleTimeout, DefaultIdleTimeout)
+	if u := limitOr(ss.srv.UnusedTimeout, DefaultUnusedTimeout); u > 0 && ss.requests <= 1 && (d <= 0 || u < d) {
+		return u
+	}
+	return d
+}
+
+// checkIdle ends the session if it has been idle for its idle timeout, or
+// looks again when it could be: it is not idle while a request is served,
+// a stream is open, or a request's reply is awaited (a call cancelled in a
+// dialect that answers none awaits nothing).
+func (ss *session) checkIdle() {
 	ss.mu.Lock()
 	if ss.cause != nil {
+		ss.mu.Unlock()
+		return
+	}
+	d := ss.idleTimeout()
+	if d <= 0 { // used now, and IdleTimeout is off
 		ss.mu.Unlock()
 		return
 	}

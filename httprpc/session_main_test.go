@@ -46,6 +46,9 @@ func startSessions(t testing.TB, srv *SessionServer) *sessionServer {
 // startSessionsWith is startSessions with tweak, if not nil, adjusting the
 // httptest server before it starts.
 func startSessionsWith(t testing.TB, srv *SessionServer, tweak func(*httptest.Server)) *sessionServer {
+	if srv.StartMethods == nil {
+		srv.StartMethods = testStartMethods
+	}
 	ts := &sessionServer{SessionServer: srv, peers: make(chan *jsonrpc.Peer, 64), ends: make(chan error, 64)}
 	srv.OnConnect = func(p *jsonrpc.Peer, r *http.Request) {
 		select {
@@ -75,6 +78,12 @@ func startSessionsWith(t testing.TB, srv *SessionServer, tweak func(*httptest.Se
 	})
 	return ts
 }
+
+// testStartMethods start a session in the tests that run a SessionServer
+// on a loopback server (startSessions) and set no StartMethods: most
+// start theirs with a call of their own. The default, initialize only, is
+// held by TestSessionStartMethods.
+var testStartMethods = []string{"initialize", "echo", "sleep", "fail", "whoami", "count", "ask", "block", "hold", "tools/list", "tools/call", "callback", "add", "slow", "burst"}
 
 // nextPeer returns the Peer of the next session started.
 func (ts *sessionServer) nextPeer(t testing.TB) *jsonrpc.Peer {
@@ -150,11 +159,14 @@ func within[T any](t testing.TB, ch <-chan T, what string) T {
 	}
 }
 
-// testMux serves echo (params back), sleep (params {"ms": n}; ends early
-// with its ctx) and fail (an application error 42).
+// testMux serves initialize and echo (params back), sleep (params {"ms":
+// n}; ends early with its ctx) and fail (an application error 42).
 func testMux() *jsonrpc.Mux {
 	m := jsonrpc.NewMux()
 	m.HandleFunc("echo", func(_ context.Context, r *jsonrpc.Request) (any, error) {
+		return r.Params, nil
+	})
+	m.HandleFunc("initialize", func(_ context.Context, r *jsonrpc.Request) (any, error) {
 		return r.Params, nil
 	})
 	m.HandleFunc("fail", func(context.Context, *jsonrpc.Request) (any, error) {
@@ -195,10 +207,10 @@ func rawRequest(t testing.TB, ts *sessionServer, method, body string, headers ..
 	return resp, string(b)
 }
 
-// startSession posts an initialize-like call and returns the session id.
+// startSession posts initialize and returns the session id.
 func startSession(t testing.TB, ts *sessionServer) string {
 	t.Helper()
-	resp, body := rawRequest(t, ts, "POST", `{"jsonrpc":"2.0","id":0,"method":"echo","params":{"hello":1}}`,
+	resp, body := rawRequest(t, ts, "POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"hello":1}}`,
 		"Content-Type: application/json", "Accept: application/json")
 	id := resp.Header.Get(SessionIDHeader)
 	if resp.StatusCode != 200 || id == "" {

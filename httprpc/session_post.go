@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/peerwire/jsonrpc"
 )
@@ -23,27 +25,20 @@ func (s *SessionServer) servePost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a POST must accept application/json or text/event-stream", http.StatusNotAcceptable)
 		return
 	}
-	max := limitOr(s.MaxBodySize, DefaultMaxBodySize)
-	body, status := readBody(w, r, max)
-	switch status {
-	case 0:
-	case http.StatusRequestEntityTooLarge:
-		http.Error(w, "body over "+strconv.FormatInt(max, 10)+" bytes", status)
-		return
-	default:
-		http.Error(w, "failed to read the body", status)
+	body, ok := s.readBodyBounded(w, r)
+	if !ok {
 		return
 	}
 	if cap(body) > len(body)+len(body)/8+1 {
 		body = bytes.Clone(body) // a session's Peer keeps the last message it read
 	}
-	call := expectsReply(body)
+	p := inspect(body, max(limitOr(s.Peer.MaxBatch, defaultMaxBatch), 0), s.Peer.Cancel)
 	var ss *session
 	switch {
 	case r.Header.Get(SessionIDHeader) != "":
 		ss = s.lookup(w, r)
-	case !call:
-		http.Error(w, "missing "+SessionIDHeader+" header: a session starts with a request", http.StatusBadRequest)
+	case !s.starts(p):
+		http.Error(w, "missing "+SessionIDHeader+" header: a session starts with a request of "+strings.Join(s.startMethods(), ", ")+" only", http.StatusBadRequest)
 		return
 	default:
 		ss = s.start(w, r)
@@ -52,14 +47,14 @@ func (s *SessionServer) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer ss.leave()
-	if !call {
-		ss.postAccepted(w, r, body)
+	if !p.answered {
+		ss.postAccepted(w, r, body, p)
 		return
 	}
 	ss.mu.Lock()
 	st := ss.newStream(!sse)
 	ss.mu.Unlock()
-	if _, err := ss.post(body, st); err != nil {
+	if _, err := ss.post(r.Context(), body, p, st); err != nil {
 		ss.mu.Lock()
 		ss.forget(st)
 		ss.mu.Unlock()
@@ -75,11 +70,70 @@ func (s *SessionServer) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// defaultMaxBatch is jsonrpc.Options.MaxBatch's default, which the Peer
+// applies.
+const defaultMaxBatch = 1000
+
+// starts reports whether p, posted without a session id, starts one: it
+// holds requests, of StartMethods only.
+func (s *SessionServer) starts(p posted) bool {
+	if len(p.ids) == 0 || len(p.methods) != len(p.ids) {
+		return false
+	}
+	for _, m := range p.methods {
+		if !slices.Contains(s.startMethods(), m) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *SessionServer) startMethods() []string {
+	if s.StartMethods == nil {
+		return DefaultStartMethods
+	}
+	return s.StartMethods
+}
+
+// readBodyBounded reads r's body within MaxBodies, or answers r and
+// returns false.
+func (s *SessionServer) readBodyBounded(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	s.once.Do(func() {
+		if n := limitOr(s.MaxBodies, DefaultMaxBodies); n > 0 {
+			s.bodies = make(chan struct{}, n)
+		}
+	})
+	if s.bodies != nil {
+		select {
+		case s.bodies <- struct{}{}:
+			defer func() { <-s.bodies }()
+		default:
+			// Connection: close, or net/http would wait for the body's
+			// rest to reuse the connection before the answer goes out.
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Retry-After", "1")
+			refuse(w, http.StatusServiceUnavailable, jsonrpc.CodeOverloaded, "too many request bodies being received at once")
+			return nil, false
+		}
+	}
+	max := limitOr(s.MaxBodySize, DefaultMaxBodySize)
+	body, status := readBody(w, r, max)
+	switch status {
+	case 0:
+		return body, true
+	case http.StatusRequestEntityTooLarge:
+		http.Error(w, "body over "+strconv.FormatInt(max, 10)+" bytes", status)
+	default:
+		http.Error(w, "failed to read the body", status)
+	}
+	return nil, false
+}
+
 // postAccepted hands body, which holds no request, to the Peer and
 // answers 202 once the Peer has read it: a client that posts faster than
 // the Peer reads is held back.
-func (ss *session) postAccepted(w http.ResponseWriter, r *http.Request, body []byte) {
-	m, err := ss.post(body, nil)
+func (ss *session) postAccepted(w http.ResponseWriter, r *http.Request, body []byte, p posted) {
+	m, err := ss.post(r.Context(), body, p, nil)
 	if err != nil {
 		postFailed(w, err)
 		return
@@ -99,65 +153,10 @@ func (ss *session) postAccepted(w http.ResponseWriter, r *http.Request, body []b
 // error when the inbox is full, 404 when the session has ended.
 func postFailed(w http.ResponseWriter, err error) {
 	if errors.Is(err, errInboxFull) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write(errorBody(jsonrpc.CodeOverloaded, err.Error()))
+		refuse(w, http.StatusServiceUnavailable, jsonrpc.CodeOverloaded, err.Error())
 		return
 	}
 	http.Error(w, "session ended", http.StatusNotFound)
-}
-
-// expectsReply reports whether the Peer answers body: whether it holds a
-// request with an id, or anything but a notification or a response (which
-// the Peer answers with an error), as the Peer's reader tells them apart.
-func expectsReply(body []byte) bool {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return true
-	}
-	if body[0] != '[' {
-		return answered(body)
-	}
-	var els []json.RawMessage
-	if json.Unmarshal(body, &els) != nil || len(els) == 0 {
-		return true
-	}
-	for _, el := range els {
-		if answered(el) {
-			return true
-		}
-	}
-	return false
-}
-
-// answered reports whether one message is answered: all but a valid
-// notification and a response (keys matched exactly, as the Peer does).
-func answered(msg []byte) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil || m == nil {
-		return true
-	}
-	method, hasMethod := m["method"]
-	_, hasResult := m["result"]
-	_, hasError := m["error"]
-	if !hasMethod && (hasResult || hasError) {
-		return false // a response, valid or not: never answered
-	}
-	if _, hasID := m["id"]; hasID {
-		return true
-	}
-	var version, name string
-	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" ||
-		json.Unmarshal(method, &name) != nil || len(method) == 0 || method[0] != '"' {
-		return true
-	}
-	if params, ok := m["params"]; ok {
-		p := bytes.TrimSpace(params)
-		if len(p) == 0 || p[0] != '{' && p[0] != '[' {
-			return true
-		}
-	}
-	return false
 }
 
 // errorBody is a JSON-RPC error response naming no call.

@@ -71,7 +71,7 @@ func TestSessionResumeAfterCut(t *testing.T) {
 		}
 		return "done", nil
 	})
-	srv := &SessionServer{Peer: jsonrpc.Options{Handler: m}}
+	srv := &SessionServer{Peer: jsonrpc.Options{Handler: m}, StreamRetry: time.Millisecond} // the resumptions, not their delay
 	cut := &cutter{h: srv, at: 1500}
 	cut.cuts.Store(3)
 	ts := startSessionsWith(t, srv, func(hs *httptest.Server) { hs.Config.Handler = cut })
@@ -135,7 +135,8 @@ func TestSessionResumeRaw(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("POST: %s", resp.Status)
 	}
-	// The stream: a priming event (its id only), then the reply.
+	// The stream: a priming event (its id, the retry delay and empty data),
+	// then the reply.
 	var ids []string
 	for _, line := range strings.Split(body, "\n") {
 		if id, ok := strings.CutPrefix(line, "id: "); ok {
@@ -151,7 +152,7 @@ func TestSessionResumeRaw(t *testing.T) {
 		t.Fatalf("resumed from the priming event: %s %q", resp.Status, replay)
 	}
 	resp, rest := rawRequest(t, ts, "GET", "", "Accept: text/event-stream", "Mcp-Session-Id: "+sid, "Last-Event-ID: "+ids[1])
-	if resp.StatusCode != 200 || strings.Contains(rest, "data:") {
+	if resp.StatusCode != 200 || strings.Contains(rest, "data: {") {
 		t.Fatalf("resumed after the reply: %s %q, want no data", resp.Status, rest)
 	}
 }

@@ -2,14 +2,17 @@ package httprpc
 
 import (
 	"net/http"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // streamWriteTimeout bounds each write of an event stream: a client that
 // takes no data for this long loses the response (and may resume it).
-const streamWriteTimeout = 30 * time.Second
+// (A variable for the tests that hold it.)
+var streamWriteTimeout = 30 * time.Second
 
 // streamKeepalive is how long an event stream may stay silent: then a
 // comment line goes out, so that proxies keep it open, and a client that
@@ -38,6 +41,10 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 		ss.mu.Lock()
 		if st.writer == a {
 			st.writer = nil
+			ss.wakeRoom() // a write waiting for room may have to give up
+			if st.cancelled {
+				ss.retire(st) // its calls were cancelled: its client let it go
+			}
 		}
 		ss.mu.Unlock()
 	}()
@@ -48,9 +55,15 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 	h.Set(SessionIDHeader, ss.id)
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	buf := appendEvent(nil, eventID(st.num, cursor), nil) // priming: its id resumes the stream
+	buf := ss.priming(st, cursor)
 	keepalive := time.NewTimer(streamKeepalive)
 	defer keepalive.Stop()
+	var poll <-chan time.Time // MaxStreamDuration
+	if d := ss.srv.MaxStreamDuration; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		poll = t.C
+	}
 	for {
 		if len(buf) > 0 {
 			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
@@ -87,12 +100,26 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 		case <-wake:
 		case <-keepalive.C:
 			buf = append(buf, ": keepalive\n\n"...)
+		case <-poll:
+			return // the client comes back with Last-Event-ID (SEP-1699)
 		case <-a.stop:
 			return
 		case <-r.Context().Done():
 			return
 		}
 	}
+}
+
+// priming is the first event of a response writing st after seq cursor:
+// its id (with an empty data line, so that every reader takes it; SSE's
+// own readers dispatch nothing for it), by which a stream cut before its
+// next event can be resumed, and the reconnection delay (StreamRetry).
+func (ss *session) priming(st *stream, cursor uint64) []byte {
+	b := []byte("id: " + eventID(st.num, cursor) + "\n")
+	if d := limitOr(ss.srv.StreamRetry, DefaultStreamRetry); d > 0 {
+		b = appendRetry(b, d)
+	}
+	return append(b, "data: \n\n"...)
 }
 
 // after returns the events kept after seq. Called with mu held.
@@ -120,7 +147,7 @@ func (ss *session) writeJSON(w http.ResponseWriter, r *http.Request, st *stream)
 		ss.mu.Lock()
 		if st.ended && len(st.events) > 0 {
 			data := st.events[len(st.events)-1].data
-			ss.markSent(st, st.last)
+			ss.forget(st) // a JSON reply cannot be resumed: nothing to keep
 			ss.mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set(SessionIDHeader, ss.id)
@@ -136,9 +163,22 @@ func (ss *session) writeJSON(w http.ResponseWriter, r *http.Request, st *stream)
 		select {
 		case <-wake:
 		case <-r.Context().Done():
+			ss.mu.Lock()
+			ss.abandonJSON(st)
+			ss.mu.Unlock()
 			return
 		}
 	}
+}
+
+// abandonJSON drops st, a JSON stream whose client went away: its reply,
+// if in, is dropped now, else when it comes. Called with mu held.
+func (ss *session) abandonJSON(st *stream) {
+	if st.ended {
+		ss.forget(st)
+		return
+	}
+	st.gone = true
 }
 
 // serveGet opens the standalone stream, or resumes the stream that
@@ -191,21 +231,30 @@ func (ss *session) entered(w http.ResponseWriter) bool {
 }
 
 // accepts reports whether r's Accept header takes mediaType: by name,
-// by its type's wildcard, or by */*. A request without Accept takes all.
+// by its type's wildcard, or by */*, with a weight above 0. A request
+// without Accept takes all.
 func accepts(r *http.Request, mediaType string) bool {
-	vals := r.Header.Values("Accept")
-	if len(vals) == 0 {
+	if len(r.Header.Values("Accept")) == 0 {
 		return true
 	}
 	major, _, _ := strings.Cut(mediaType, "/")
-	for _, v := range vals {
+	return acceptsAny(r, mediaType, "*/*", major+"/*")
+}
+
+// acceptsExplicitly reports whether r's Accept header names mediaType
+// itself (a wildcard does not count), with a weight above 0.
+func acceptsExplicitly(r *http.Request, mediaType string) bool {
+	return acceptsAny(r, mediaType)
+}
+
+// acceptsAny reports whether r's Accept header names one of names with a
+// weight (q) above 0.
+func acceptsAny(r *http.Request, names ...string) bool {
+	for _, v := range r.Header.Values("Accept") {
 		for part := range strings.SplitSeq(v, ",") {
 			name, params, _ := strings.Cut(part, ";")
 			name = strings.ToLower(strings.TrimSpace(name))
-			if strings.Contains(strings.ReplaceAll(params, " ", ""), "q=0") && !strings.Contains(params, "q=0.") {
-				continue // q=0: refused
-			}
-			if name == mediaType || name == "*/*" || name == major+"/*" {
+			if slices.Contains(names, name) && weight(params) > 0 {
 				return true
 			}
 		}
@@ -213,16 +262,18 @@ func accepts(r *http.Request, mediaType string) bool {
 	return false
 }
 
-// acceptsExplicitly reports whether r's Accept header names mediaType
-// itself (a wildcard does not count).
-func acceptsExplicitly(r *http.Request, mediaType string) bool {
-	for _, v := range r.Header.Values("Accept") {
-		for part := range strings.SplitSeq(v, ",") {
-			name, _, _ := strings.Cut(part, ";")
-			if strings.EqualFold(strings.TrimSpace(name), mediaType) {
-				return true
+// weight is the q parameter among an Accept element's parameters: 1 if
+// none, 0 if malformed.
+func weight(params string) float64 {
+	for p := range strings.SplitSeq(params, ";") {
+		k, v, _ := strings.Cut(p, "=")
+		if strings.EqualFold(strings.TrimSpace(k), "q") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || q < 0 || q > 1 {
+				return 0
 			}
+			return q
 		}
 	}
-	return false
+	return 1
 }

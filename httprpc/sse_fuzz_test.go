@@ -21,6 +21,7 @@ func FuzzSSEReader(f *testing.F) {
 	f.Add([]byte("data: a\r\ndata: b\r\n\r\n: comment\n\nretry: 10\nevent: x\ndata\n\n"))
 	f.Add([]byte("id: 1-1\ndata: cut"))
 	f.Add([]byte("data: " + strings.Repeat("x", 300) + "\n\n"))
+	f.Add([]byte("\xef\xbb\xbfid: 1\rretry: 50\rdata: {}\r\rid: 2\r\ndata: \r\n\r\nevent: other\ndata: x\n\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		const max = 256
 		r := newSSEReader(bytes.NewReader(in), max)
@@ -52,10 +53,7 @@ func FuzzSSERoundTrip(f *testing.F) {
 		if strings.ContainsAny(id, "\r\n\x00") {
 			return // never an id of ours
 		}
-		var lines [][]byte
-		for _, l := range bytes.FieldsFunc(data, func(r rune) bool { return r == '\r' || r == '\n' }) {
-			lines = append(lines, l)
-		}
+		lines := bytes.FieldsFunc(data, func(r rune) bool { return r == '\r' || r == '\n' })
 		want := bytes.Join(lines, []byte("\n"))
 		stream := appendEvent(nil, id, data)
 		stream = appendEvent(stream, "next", []byte("x"))
@@ -94,7 +92,7 @@ func FuzzSessionPost(f *testing.F) {
 	}
 	m := jsonrpc.NewMux()
 	m.HandleFunc("echo", func(_ context.Context, r *jsonrpc.Request) (any, error) { return r.Params, nil })
-	srv := &SessionServer{Peer: jsonrpc.Options{Handler: m}}
+	srv := &SessionServer{Peer: jsonrpc.Options{Handler: m}, StartMethods: []string{"echo"}}
 	const ct, js = "Content-Type: application/json", "Accept: application/json"
 	sid := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":0,"method":"echo"}`, ct, js).Header().Get(SessionIDHeader)
 	f.Cleanup(func() { srv.Shutdown(context.Background()) })

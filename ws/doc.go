@@ -55,5 +55,9 @@
 // the Server's own host, or that has no Origin header at all (browsers
 // always send one, so such a request comes from a program, not a page).
 // That stops cross-site WebSocket hijacking; Server.OriginPatterns allows
-// other origins.
+// other origins. Same-origin is not enough against DNS rebinding (a page
+// whose name an attacker rebinds to 127.0.0.1 sends that name as both Host
+// and Origin), so a Server listening on loopback also refuses any Host but
+// a loopback name (localhost, 127.0.0.1, [::1]) unless
+// Server.AllowedHosts lists it; httprpc's servers share the rule.
 package ws

@@ -5,6 +5,7 @@ package ws
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"maps"
 	"net"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/internal/hostguard"
 )
 
 // Server is an http.Handler that upgrades each request to a WebSocket and
@@ -41,11 +43,25 @@ type Server struct {
 	// of the connection through its ctx. Its cancellation is not inherited.
 	BaseContext func(r *http.Request) context.Context
 
+	// AllowedHosts lists the names the server answers to, as path.Match
+	// patterns matched against the Host header without its port
+	// ("chat.example.com", "*.example.com"); an upgrade request naming
+	// another host gets 403. By default a server listening on loopback
+	// answers to loopback names only (localhost, 127.0.0.1, [::1]), so
+	// that a page whose name an attacker rebinds to 127.0.0.1 cannot
+	// connect (DNS rebinding: such a page's Host and Origin both carry the
+	// attacker's name, so the same-origin rule alone lets it in), and a
+	// server elsewhere to any name: list yours. A server on loopback
+	// behind a reverse proxy that passes the public Host on must list it.
+	AllowedHosts []string
+
 	// OriginPatterns lists the host patterns of other origins allowed to
 	// connect, matched as coder/websocket's AcceptOptions.OriginPatterns
-	// are. By default only same-origin browser requests are accepted,
-	// which stops cross-site WebSocket hijacking. Requests without an
-	// Origin header (non-browser clients) are always accepted.
+	// are (the Origin's host, or scheme and host for a pattern holding
+	// "://"). By default only same-origin browser requests are accepted,
+	// which stops cross-site WebSocket hijacking; the origin's host must
+	// then be one the server answers to (see AllowedHosts). Requests
+	// without an Origin header (non-browser clients) are always accepted.
 	OriginPatterns []string
 
 	// MaxConnections bounds the connections served at once; beyond it an
@@ -112,11 +128,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Accept upgrades a request to a WebSocket Conn with the Server's options and
-// origin policy, for callers that run the Peer themselves. On failure it has
-// already written an HTTP error reply.
+// host and origin policy (403 for a Host or Origin refused), for callers
+// that run the Peer themselves. On failure it has already written an HTTP
+// error reply.
 func (s *Server) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
+	if err := hostguard.Check(r, s.AllowedHosts, s.OriginPatterns); err != nil {
+		err = fmt.Errorf("ws: %w", err)
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return nil, err
+	}
 	o := s.Options.withDefaults()
-	ao := &websocket.AcceptOptions{OriginPatterns: s.OriginPatterns}
+	// The origin was checked above, by the rule httprpc shares.
+	ao := &websocket.AcceptOptions{InsecureSkipVerify: true}
 	if o.Compression {
 		ao.CompressionMode = websocket.CompressionNoContextTakeover
 	}

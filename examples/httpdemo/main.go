@@ -88,7 +88,9 @@ func newHandler(logger *log.Logger) (http.Handler, *httprpc.SessionServer) {
 		return "liftoff", nil
 	})
 	rpc := &httprpc.Server{Peer: jsonrpc.Options{Handler: mux}}
-	sessions := &httprpc.SessionServer{Peer: jsonrpc.Options{Handler: mux}}
+	// A session starts with countdown here (MCP's start with initialize,
+	// the default).
+	sessions := &httprpc.SessionServer{Peer: jsonrpc.Options{Handler: mux}, StartMethods: []string{"countdown"}}
 	h := http.NewServeMux()
 	h.Handle("/mcp", sessions)
 	h.Handle("/rpc", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

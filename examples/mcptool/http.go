@@ -81,7 +81,9 @@ func serveHTTP(addr, fallbackRoot string, log *slog.Logger) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(mcpPath, mcp)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// The timeouts against slow clients: a body trickled in holds one of
+	// the SessionServer's MaxBodies slots until ReadTimeout.
+	srv := httprpc.NewHTTPServer(ln.Addr().String(), mux)
 	log.Info(fmt.Sprintf("serving MCP at http://%s%s", ln.Addr(), mcpPath))
 
 	stop := make(chan os.Signal, 1)

@@ -1,0 +1,255 @@
+package httprpc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/internal/hostguard"
+)
+
+// ServeHTTP serves one request of the transport.
+func (s *SessionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := hostguard.Check(r, s.AllowedHosts, s.OriginPatterns); err != nil {
+		http.Error(w, "httprpc: "+err.Error(), http.StatusForbidden)
+		return
+	}
+	if s.cors(w, r) {
+		return // a preflight, answered
+	}
+	if v := r.Header.Get(ProtocolVersionHeader); v != "" && !slices.Contains(s.versions(), v) {
+		http.Error(w, "unsupported "+ProtocolVersionHeader+": "+v, http.StatusBadRequest)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		s.servePost(w, r)
+	case http.MethodGet:
+		s.serveGet(w, r)
+	case http.MethodDelete:
+		s.serveDelete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+func (s *SessionServer) versions() []string {
+	if s.ProtocolVersions == nil {
+		return DefaultProtocolVersions
+	}
+	return s.ProtocolVersions
+}
+
+// lookup returns the session r names, or answers r (400, 403 or 404) and
+// returns nil. A request whose Identity is not the session's gets 404, as
+// for a session that does not exist.
+func (s *SessionServer) lookup(w http.ResponseWriter, r *http.Request) *session {
+	id := r.Header.Get(SessionIDHeader)
+	if id == "" {
+		http.Error(w, "missing "+SessionIDHeader+" header", http.StatusBadRequest)
+		return nil
+	}
+	s.mu.Lock()
+	ss := s.sessions[id]
+	s.mu.Unlock()
+	if ss == nil {
+		http.Error(w, "unknown or expired session", http.StatusNotFound)
+		return nil
+	}
+	if s.Identity != nil {
+		who, err := s.Identity(r)
+		if err != nil {
+			http.Error(w, "httprpc: "+err.Error(), http.StatusForbidden)
+			return nil
+		}
+		if who != ss.identity {
+			http.Error(w, "unknown or expired session", http.StatusNotFound)
+			return nil
+		}
+	}
+	return ss
+}
+
+// serveDelete ends the session r names.
+func (s *SessionServer) serveDelete(w http.ResponseWriter, r *http.Request) {
+	ss := s.lookup(w, r)
+	if ss == nil {
+		return
+	}
+	s.drop(ss)
+	ss.end(ErrSessionDeleted)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// start creates a session for r and starts its Peer, or answers r (403,
+// 429 or 503) and returns nil. A refusal builds nothing.
+func (s *SessionServer) start(w http.ResponseWriter, r *http.Request) *session {
+	who, client, ok := s.client(w, r)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	limit := limitOr(s.MaxSessions, DefaultMaxSessions)
+	perClient := limitOr(s.MaxSessionsPerClient, DefaultMaxSessionsPerClient)
+	switch {
+	case s.closing || limit > 0 && len(s.sessions) >= limit:
+		s.mu.Unlock()
+		unavailable(w, s.closing)
+		return nil
+	case perClient > 0 && s.clients[client] >= perClient:
+		s.mu.Unlock()
+		refuse(w, http.StatusTooManyRequests, jsonrpc.CodeOverloaded, "too many sessions of this client")
+		return nil
+	}
+	ss := newSession(s, newSessionID(), who, client)
+	if s.sessions == nil {
+		s.sessions = make(map[string]*session)
+		s.clients = make(map[string]int)
+	}
+	s.sessions[ss.id] = ss
+	s.clients[client]++
+	s.wg.Add(1)
+	s.mu.Unlock()
+	s.run(ss, r)
+	return ss
+}
+
+// client returns r's identity (Identity's, or "") and the key that
+// MaxSessionsPerClient counts it by, or answers r (403) and reports false.
+func (s *SessionServer) client(w http.ResponseWriter, r *http.Request) (who, key string, ok bool) {
+	if s.Identity != nil {
+		who, err := s.Identity(r)
+		if err != nil {
+			http.Error(w, "httprpc: "+err.Error(), http.StatusForbidden)
+			return "", "", false
+		}
+		return who, "identity " + who, true
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "", "address " + host, true
+}
+
+// run starts ss's Peer, which reads first the request r carried, and
+// returns once OnConnect has run.
+func (s *SessionServer) run(ss *session, r *http.Request) {
+	o := s.Peer
+	o.BaseContext = r.Context()
+	if s.BaseContext != nil {
+		o.BaseContext = s.BaseContext(r)
+	}
+	o.Interceptors = append([]jsonrpc.Interceptor{ss.requestValues}, s.Peer.Interceptors...)
+	ready := make(chan struct{})
+	req := r
+	o.OnConnect = func(p *jsonrpc.Peer) {
+		ss.setPeer(p)
+		if s.OnConnect != nil {
+			s.OnConnect(p, req)
+		}
+		req = nil // the Peer keeps this func: let the request go
+		close(ready)
+	}
+	go func() {
+		defer s.wg.Done()
+		cause := jsonrpc.Serve(ss, o)
+		s.drop(ss)
+		ss.end(cause)
+		if s.OnDisconnect != nil {
+			s.OnDisconnect(ss.getPeer(), cause)
+		}
+	}()
+	<-ready
+}
+
+// unavailable answers 503 with a JSON-RPC error naming no call.
+func unavailable(w http.ResponseWriter, closing bool) {
+	if closing {
+		refuse(w, http.StatusServiceUnavailable, jsonrpc.CodeShuttingDown, "server shutting down")
+		return
+	}
+	refuse(w, http.StatusServiceUnavailable, jsonrpc.CodeOverloaded, "too many sessions")
+}
+
+// refuse answers status with a JSON-RPC error naming no call.
+func refuse(w http.ResponseWriter, status int, code int64, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(errorBody(code, msg))
+}
+
+// drop forgets ss: later requests naming it get 404.
+func (s *SessionServer) drop(ss *session) {
+	s.mu.Lock()
+	if s.sessions[ss.id] == ss {
+		delete(s.sessions, ss.id)
+		if s.clients[ss.client]--; s.clients[ss.client] <= 0 {
+			delete(s.clients, ss.client)
+		}
+	}
+	s.mu.Unlock()
+}
+
+// Sessions returns the number of sessions alive.
+func (s *SessionServer) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
+// Shutdown stops starting sessions, ends every session (their Peers shut
+// down: running handlers may finish and their replies go out within ctx),
+// and waits until each has ended and OnDisconnect has returned. If ctx
+// ends first, the sessions left are closed at once (their handlers' ctxs
+// are cancelled) and Shutdown returns ctx's error without waiting for
+// handlers that do not return.
+func (s *SessionServer) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	all := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, ss := range all {
+		wg.Go(func() {
+			if p := ss.getPeer(); p != nil {
+				_ = p.Shutdown(ctx)
+			}
+			ss.end(errShutdown)
+		})
+	}
+	wg.Wait()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// newSessionID returns 128 random bits in hex: visible ASCII, as the
+// transport requires.
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand's documented promise)
+	return hex.EncodeToString(b[:])
+}
+
+// limitOr is v, or def for 0; negative stays negative (no limit).
+func limitOr[T ~int | ~int64](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}

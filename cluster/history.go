@@ -59,7 +59,14 @@ type HistoryOptions struct {
 // its own subscribers; a subscribe's catch-up reads the stream with a
 // short-lived consumer. Publishing needs JetStream: a node cut off from
 // NATS cannot publish (Hub.Publish fails), and its subscribers get what
-// was published meanwhile when it is back.
+// was published meanwhile when it is back. A publish made while a topic's
+// stream has no leader (JetStream electing one after a server's loss) is
+// sent again until a leader stores it, once, for at most 30 s (three of
+// JetStream's election timeouts) or until its ctx ends
+// (TestPublishRetriedThroughElection); only then does Hub.Publish fail,
+// and even then an attempt may yet be stored. Once means within the
+// stream's duplicate window (JetStream's: 2 minutes, or MaxAge if that is
+// shorter).
 //
 // A stream per topic suits a few topics with many subscribers (a board, a
 // room); thousands of topics are thousands of streams.
@@ -178,9 +185,11 @@ type streamLog struct {
 }
 
 // Append publishes data on the topic's subject and returns its position
-// once JetStream has stored it.
+// once JetStream has stored it. A publish that no stream leader takes (as
+// during an election) is sent again until one stores it, for at most 30 s
+// (appendRetryFor) or until ctx ends; it is stored once (see publish).
 func (l *streamLog) Append(ctx context.Context, data json.RawMessage) (topic.Position, error) {
-	ack, err := l.js.Publish(ctx, l.subject, data, jetstream.WithExpectStream(l.name))
+	ack, err := l.publish(ctx, data)
 	if err != nil {
 		return topic.Position{}, err
 	}

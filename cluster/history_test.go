@@ -266,47 +266,19 @@ func TestHistoryBeyondBound(t *testing.T) {
 // old position, on a node connected to another server, recovers all it
 // missed, and so does a node connected to the restarted server.
 func TestHistoryReplicatedSurvivesServerRestart(t *testing.T) {
-	var routes, urls []string
-	var opts []*server.Options
-	route := make([]int, 3)
-	for i := range route {
-		route[i] = freeTCPPort(t)
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", route[i]))
-	}
-	for i := range 3 {
-		port := freeTCPPort(t)
-		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", port))
-		opts = append(opts, &server.Options{
-			ServerName: fmt.Sprintf("s%d", i+1), Host: "127.0.0.1", Port: port,
-			Cluster:   server.ClusterOpts{Name: "c", Host: "127.0.0.1", Port: route[i]},
-			Routes:    server.RoutesFromStr(strings.Join(routes, ",")),
-			JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-		})
-	}
-	var servers []*server.Server
-	for _, o := range opts {
-		servers = append(servers, startServerWith(t, o))
-	}
-	waitMeshed(t, servers)
-	waitFor(t, "a JetStream meta leader", func() bool {
-		for _, s := range servers {
-			if s.JetStreamIsLeader() {
-				return true
-			}
-		}
-		return false
-	})
+	servers, opts, urls := startJetStreamCluster(t)
 	o := cluster.HistoryOptions{Replicas: 3}
 	pub := newHubSite(t, urls[1], o) // a node on server 2
-	var err error
-	waitFor(t, "the first publish", func() bool { // the stream needs its peers to be current
-		_, err = pub.hub.Publish(testCtx(t, wait), "room", 1)
-		return err == nil
-	})
+	firstPublish(t, pub)
 	publishN(t, pub, "room", 2, 10)
 	stopNATS(servers[0])
 	publishN(t, pub, "room", 11, 30) // two copies of three: a quorum
 	servers[0] = startServerWith(t, opts[0])
+	// What is held here is the history, not a subscribe made while the
+	// restarted server rejoins: that may meet JetStream without a leader
+	// (its meta layer or the stream's) and fail, as "topic history
+	// unavailable", which is for the client to try again.
+	waitStreamCurrent(t, urls[2], "jsonrpc_history_room")
 
 	f := newFollower()
 	reader := newHubSite(t, urls[2], o) // a node on server 3

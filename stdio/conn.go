@@ -107,11 +107,12 @@ type Conn struct {
 	rerr  error // sticky fatal read error
 	rpump *pump // reads r when Close cannot interrupt it, or nil
 
-	wmu   sync.Mutex // guards wbuf, wvec and whdr, and serialises writes
-	wbuf  bytes.Buffer
-	wpump *pump     // writes to w when Close cannot interrupt it, or nil
-	wvec  [2][]byte // a large message's frame, written without a copy
-	whdr  [40]byte  // its header
+	wmu    sync.Mutex // guards wbuf, wvec and whdr, and serialises writes
+	wbuf   bytes.Buffer
+	wpump  *pump     // writes to w when Close cannot interrupt it, or nil
+	vector bool      // w writes a net.Buffers in one writev: see writeVector
+	wvec   [2][]byte // a large message's frame, written without a copy
+	whdr   [40]byte  // its header
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -152,6 +153,7 @@ func NewConn(r io.Reader, w io.Writer, opts ...Options) *Conn {
 	if _, ok := w.(io.Closer); !ok && w != nil {
 		c.wpump = newPump(w.Write)
 	}
+	c.vector = vectored(w)
 	c.closeFn = func() error { return closeBoth(r, w) }
 	return c
 }
@@ -256,10 +258,17 @@ func (c *Conn) Read() ([]byte, error) {
 	return nil, err
 }
 
-// Write sends msg as one message with a single call to the underlying
-// writer. It does not retain msg. With Line framing, a msg containing
-// newlines is compacted first (see json.Compact), so it must be valid JSON.
-// Close stops a pending Write.
+// Write sends msg as one frame, header (or line break) included, in a
+// single call to the underlying writer's Write method; to a *net.TCPConn
+// or *net.UnixConn, a frame of 16 KiB or more goes out instead in a single
+// vectored write (writev) of the header and msg itself, without copying
+// msg. Either way the writer's own lock is held for the whole frame, so a
+// concurrent Write to the same *os.File or net.Conn (a logger sharing
+// os.Stdout, say) lands before or after the frame, never inside it (see
+// the package doc for what another process may do). It does not retain
+// msg. With Line framing, a msg containing newlines is compacted first
+// (see json.Compact), so it must be valid JSON. Close stops a pending
+// Write.
 func (c *Conn) Write(msg []byte) error {
 	if c.closed.Load() {
 		return errClosed
@@ -267,7 +276,7 @@ func (c *Conn) Write(msg []byte) error {
 
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if len(msg) >= minVectorWrite && c.wpump == nil {
+	if len(msg) >= minVectorWrite && c.vector {
 		if err := c.writeVector(msg); err != errNotVector {
 			return err
 		}
@@ -309,19 +318,20 @@ func (c *Conn) MaxMessageSize() int {
 	return int(min(c.max, math.MaxInt))
 }
 
-// writeFrame writes b to the underlying writer, through the pump if any.
-// minVectorWrite is the size from which a message is written without
-// being copied into the write buffer: its frame goes out as two slices in
-// one net.Buffers write (writev on a socket), the header (or, for lines,
-// the line break) and the message itself.
+// minVectorWrite is the size from which a message to a socket is written
+// without being copied into the write buffer: its frame goes out as two
+// slices in one vectored write (writev), the header (or, for lines, the
+// line break) and the message itself.
 const minVectorWrite = 16 << 10
 
 var errNotVector = errors.New("stdio: frame needs the write buffer")
 
 // writeVector writes msg's frame from msg itself, or returns errNotVector
 // when the framing needs to rewrite it (a line with line breaks in it).
-// Only for a w that Close interrupts (no pump): when it returns, nothing
-// reads msg any more. Called with c.wmu held.
+// Only for a w that writes a net.Buffers in one vectored write (c.vector):
+// any other writer gets one Write call per slice, two per frame. Such a w
+// is a socket, which Close interrupts (no pump), so when writeVector
+// returns nothing reads msg any more. Called with c.wmu held.
 func (c *Conn) writeVector(msg []byte) error {
 	switch c.framing {
 	case Header:
@@ -351,6 +361,7 @@ func (c *Conn) writeVector(msg []byte) error {
 // lineBreak ends a line frame.
 var lineBreak = []byte{'\n'}
 
+// writeFrame writes b to the underlying writer, through the pump if any.
 func (c *Conn) writeFrame(b []byte) (int, error) {
 	if c.wpump != nil {
 		return c.wpump.call(b)

@@ -25,6 +25,22 @@
 // to the size cap. Write compacts a message that contains line breaks so that
 // it fits on one line.
 //
+// # Writing
+//
+// Write puts each message on the stream as one frame, in a single call to
+// the writer's Write method; a frame of 16 KiB or more to a *net.TCPConn
+// or *net.UnixConn goes out instead in a single vectored write (writev) of
+// its header and the message itself, which copies nothing. The standard
+// library's files and sockets hold a lock of their own for the whole of
+// such a call, so whatever else writes to the same *os.File or net.Conn (a
+// log line sent to os.Stdout by mistake, another Conn on the stream) lands
+// between two frames, never inside one (TestLargeFrameIsOneWrite,
+// TestLargeFramesWholeBesideAnotherWriter). Any other writer gets that
+// promise from its own Write. The operating system gives no more: bytes
+// that another process writes to the same pipe (a child that inherited
+// it, say) may land inside any frame longer than PIPE_BUF (4 KiB on
+// Linux), so give such a process a stream of its own.
+//
 // # Size cap
 //
 // Options.MaxMessageSize (32 MiB by default; negative for no cap) caps an

@@ -97,14 +97,6 @@ func (s *streamPeer) send(t *testing.T, raw string) {
 	}
 }
 
-// frameFor frames one message as the Peer's framing wants it.
-func (s *streamPeer) frameFor(msg string) string {
-	if s.framing == Line {
-		return msg + "\n"
-	}
-	return frame(msg)
-}
-
 type callOutcome struct {
 	err error
 	at  time.Time

@@ -18,10 +18,11 @@ import (
 var (
 	// ErrKeepalive: the keepalive found the other side gone. Either a ping
 	// got no pong within PingTimeout while the Conn was being read, with
-	// nothing else arriving (the other side is gone, or the connection is
-	// half-open), or a ping could not be written (the other side closed or
-	// reset the connection, or reads nothing), which is how a Conn that is
-	// not being read finds out (see Options).
+	// nothing else arriving, not even a ping (the other side is gone, or
+	// the connection is half-open), or a ping could not be written (the
+	// other side closed or reset the connection, or reads nothing and
+	// sends nothing), which is how a Conn that is not being read finds out
+	// (see Options).
 	ErrKeepalive = errors.New("ws: keepalive: the other side is gone")
 	// ErrBinaryMessage: the other side sent a binary message; JSON-RPC
 	// travels in text messages only. The connection is closed with status
@@ -53,9 +54,9 @@ type Conn struct {
 	written    atomic.Uint64 // Writes that returned nil
 
 	// readState is odd while a Read is in progress. Read adds 1 as it
-	// starts and as it returns, and 2 whenever data arrives, so that a
-	// value seen twice means one Read in progress with nothing arriving
-	// in between (see keepalive.go).
+	// starts and as it returns, and 2 whenever data, a ping or a pong
+	// arrives, so that a value seen twice means one Read in progress with
+	// nothing arriving in between (see keepalive.go).
 	readState atomic.Uint64
 	keepalive keepalive
 
@@ -85,7 +86,8 @@ var _ jsonrpc.Conn = (*Conn)(nil)
 // the Close of a Conn made by NewConn may wait coder/websocket's 5 s for an
 // unanswered close frame, and does not linger after a message over the
 // limit (see Close); Dial, Accept and Server make Conns whose Close is
-// bounded by 1 s.
+// bounded by 1 s. Nor does its keepalive hear the other side's pings (see
+// Options.PingInterval).
 func NewConn(c *websocket.Conn, opts ...Options) *Conn {
 	var o *Options
 	switch len(opts) {
@@ -95,20 +97,20 @@ func NewConn(c *websocket.Conn, opts ...Options) *Conn {
 	default:
 		panic("ws: more than one Options")
 	}
-	return newConn(c, nil, o)
+	return new(Conn).init(c, nil, o)
 }
 
-// newConn is NewConn with the transport under c, if ws could reach it.
-func newConn(c *websocket.Conn, transport io.ReadWriteCloser, opts *Options) *Conn {
+// init makes conn the Conn over c, with the transport under c if ws could
+// reach it, and returns it. Dial and Accept make conn before c, so that c's
+// ping and pong callbacks can reach it (see listen).
+func (conn *Conn) init(c *websocket.Conn, transport io.ReadWriteCloser, opts *Options) *Conn {
 	o := opts.withDefaults()
 	c.SetReadLimit(o.MaxMessageSize)
-	conn := &Conn{
-		ws:        c,
-		transport: transport,
-		limit:     o.MaxMessageSize,
-		closeCode: websocket.StatusNormalClosure,
-		gone:      make(chan struct{}),
-	}
+	conn.ws = c
+	conn.transport = transport
+	conn.limit = o.MaxMessageSize
+	conn.closeCode = websocket.StatusNormalClosure
+	conn.gone = make(chan struct{})
 	conn.startKeepalive(o.PingInterval, o.PingTimeout)
 	return conn
 }

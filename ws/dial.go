@@ -52,11 +52,13 @@ func dial(ctx context.Context, url string, o DialOptions) (*jsonrpc.Peer, *Conn,
 	if o.Compression {
 		do.CompressionMode = websocket.CompressionNoContextTakeover
 	}
+	conn := new(Conn)
+	conn.listen(&do.OnPingReceived, &do.OnPongReceived)
 	c, _, err := websocket.Dial(ctx, url, do)
 	if err != nil {
 		return nil, nil, err
 	}
-	conn := newConn(c, rt.conn, &o.Options)
+	conn.init(c, rt.conn, &o.Options)
 	return jsonrpc.NewPeer(conn, o.Peer), conn, nil
 }
 

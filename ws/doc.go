@@ -34,12 +34,13 @@
 // requires, so that no id of it is ever echoed back in a text message a
 // browser would refuse; a message over Options.MaxMessageSize closes it
 // with status 1009 (message too big), and the close frame is not lost in a
-// reset; a peer that stops answering pings is found within
-// PingInterval+PingTimeout and its Peer ends with a cause wrapping
-// ErrKeepalive, and while a Peer pushes back (does not read), a peer that
-// closes or resets the connection is found within about 2 s through Gone,
-// while one that is alive and reading is never dropped (see
-// Options.PingInterval); a close with status 1000 (normal closure), 1001
+// reset; a peer that sends nothing and stops answering pings is found
+// within PingInterval+PingTimeout and its Peer ends with a
+// cause wrapping ErrKeepalive, while a peer that pushes back, and so
+// answers no ping, is kept as long as its own pings arrive; while a Peer
+// pushes back (does not read), a peer that closes or resets the connection
+// is found within about 2 s through Gone, while one that is alive and
+// reading is never dropped (see Options.PingInterval); a close with status 1000 (normal closure), 1001
 // (going away: a browser tab closing, a server shutting down) or none (1005)
 // is a clean end, so the Peer's Wait returns nil, while any other ending is
 // an error: another status (a websocket.CloseError in the chain), or the

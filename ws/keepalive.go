@@ -26,14 +26,34 @@ import (
 //   - Any other missing pong proves nothing: it may sit unread. The other
 //     side may well be alive and reading; it is never dropped for that.
 //
+// What arrives is the other side's data, and also its pings and pongs,
+// which coder/websocket reports to the callbacks that listen installs: a
+// ping is as good a sign of life as a message. That is how a Conn that is
+// read keeps a remote side that pushes back: that side reads nothing, so it
+// answers no ping, but it pings (see below).
+//
 // While the Conn is not being read the keepalive probes by writing
 // instead: a ping at least every probeEvery (PingInterval, at most 1 s).
 // After the other side closes, the next write or the one after fails (the
 // first draws a reset); a write that fails, or that cannot be made within
-// PingTimeout, means the other side has gone (ErrKeepalive). The keepalive
-// then records the cause, drops the transport and closes Gone, so that the
-// Peer, which waits on Gone while it pushes back, calls Read and gets the
-// cause at once.
+// PingTimeout (coder/websocket gives a control frame at most 5 s), means
+// the other side has gone (ErrKeepalive). The keepalive then records the
+// cause, drops the transport and closes Gone, so that the Peer, which waits
+// on Gone while it pushes back, calls Read and gets the cause at once. A
+// ping that waited in vain for a write in progress to let it go out, on a
+// Conn that was read all along while something arrived, proves nothing
+// either: the other side is there and pushes back, and takes no data until
+// it reads again (what bounds that is the Peer's WriteTimeout).
+//
+// A ping from the other side is not answered while a write of this side's
+// is stuck (still in progress writeGrace after the ping came): the pong
+// would wait for that write, and coder/websocket fails the Read after 5 s
+// of waiting to write a pong. A side that takes no data reads no pong.
+// What this cannot prevent: coder/websocket closes the connection when a
+// ping or pong starts to be written and cannot finish within its ctx (as
+// when it comes just after a write that filled the socket's buffers: this
+// layer cannot see their room), or gets the write lock in the instant its
+// ctx ends.
 //
 // One timer per Conn runs tick, on its own goroutine; no goroutine waits
 // for it. An idle connection (one Read in progress, nothing arriving) is on
@@ -161,13 +181,17 @@ func (c *Conn) ping(st uint64) {
 	if err == nil || closed || errors.Is(err, net.ErrClosed) {
 		return // answered, or closed by someone who knows why
 	}
+	read, heard := st&1 == 1, c.readState.Load() != st
 	var cause error
-	if pongMissed(err) {
-		if st&1 == 0 || c.readState.Load() != st {
-			return // not read all along, or data came: the pong may sit unread
+	switch {
+	case pongMissed(err):
+		if !read || heard {
+			return // not read all along, or something came: the pong may sit unread
 		}
 		cause = fmt.Errorf("%w: no pong within %v: %w", ErrKeepalive, k.timeout, err)
-	} else {
+	case read && heard && lockMissed(err):
+		return // a write of ours holds the line, but the other side is there: it pushes back
+	default:
 		cause = fmt.Errorf("%w: a ping could not be written: %w", ErrKeepalive, err)
 	}
 	c.fail(cause)
@@ -175,11 +199,44 @@ func (c *Conn) ping(st uint64) {
 	c.markGone(cause)
 }
 
+// listen sets the ping and pong callbacks of the options coder/websocket
+// makes a connection with, so that the keepalive hears the other side's
+// pings and pongs (see the top of this file). A callback already set there
+// is called too, after the keepalive has heard; a pong goes out if it says
+// so and no write of this side's is stuck.
+func (c *Conn) listen(onPing *func(context.Context, []byte) bool, onPong *func(context.Context, []byte)) {
+	ping, pong := *onPing, *onPong
+	*onPing = func(ctx context.Context, payload []byte) bool {
+		c.heard()
+		if ping != nil && !ping(ctx, payload) {
+			return false
+		}
+		return !c.writeStuck()
+	}
+	*onPong = func(ctx context.Context, payload []byte) {
+		c.heard()
+		if pong != nil {
+			pong(ctx, payload)
+		}
+	}
+}
+
+// heard records that something came from the other side.
+func (c *Conn) heard() { c.readState.Add(2) }
+
 // pongMissed reports whether a failed Ping was written and then got no pong
 // in time, rather than failing to be written. coder/websocket (v1.8.15)
 // tells the two apart only in its error's text.
 func pongMissed(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) && strings.Contains(err.Error(), "failed to wait for pong")
+}
+
+// lockMissed reports whether a failed Ping was never written because
+// another write held the connection until the ping's time was up. A ping
+// that starts to be written and cannot finish in time is another matter:
+// coder/websocket then closes the connection.
+func lockMissed(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) && strings.Contains(err.Error(), "failed to acquire lock")
 }
 
 var _ jsonrpc.Watcher = (*Conn)(nil)

@@ -147,6 +147,10 @@ func TestHugeFrameHeader(t *testing.T) {
 	chunk := make([]byte, 64<<10)
 	for try := range 5 {
 		c := dialRawWS(t, ts)
+		// A try takes 0.1 to 1.2 s under -race on a loaded machine; its
+		// bound, for the whole exchange, is for a hang, not for speed
+		// (dialRawWS's 5 s deadline from the dial was too near).
+		c.SetDeadline(time.Now().Add(hugeTry))
 		server := ts.nextPeer(t)
 		runtime.GC()
 		var before, after runtime.MemStats
@@ -173,8 +177,8 @@ func TestHugeFrameHeader(t *testing.T) {
 		var f frame
 		select {
 		case f = <-got:
-		case <-time.After(wait):
-			t.Fatalf("try %d: no frame from the server within %v", try, wait)
+		case <-time.After(hugeTry):
+			t.Fatalf("try %d: no frame from the server within %v", try, hugeTry)
 		}
 		if f.err != nil || f.op != 0x8 || len(f.payload) < 2 || binary.BigEndian.Uint16(f.payload) != uint16(websocket.StatusMessageTooBig) {
 			t.Errorf("try %d: got opcode %#x, payload %q, %v; want a close frame with status 1009", try, f.op, f.payload, f.err)
@@ -191,6 +195,9 @@ func TestHugeFrameHeader(t *testing.T) {
 		}
 	}
 }
+
+// hugeTry bounds each of TestHugeFrameHeader's exchanges of 5 MiB.
+const hugeTry = 30 * time.Second
 
 // TestRefusalCloseFrameNotLost (finding 11): the close frame refusing a
 // message over the limit reaches a client that reads late. The client

@@ -32,12 +32,26 @@ type Options struct {
 	// there; a negative value turns keepalive off (and with it what Gone
 	// tells of a Conn nobody reads). Default: DefaultPingInterval.
 	//
-	// What the keepalive finds, and how soon; each ends the connection
-	// with a cause wrapping ErrKeepalive:
+	// Whatever arrives from the other side shows that it is there: its
+	// messages, and also its pings and pongs. What the keepalive finds,
+	// and how soon; each ends the connection with a cause wrapping
+	// ErrKeepalive:
 	//
-	//   - While the Conn is being read: a remote side that stops answering
-	//     (gone, or the connection half-open), within
-	//     PingInterval+PingTimeout (45 s by default).
+	//   - While the Conn is being read: a remote side that sends nothing
+	//     and stops answering (gone, or the connection half-open), within
+	//     PingInterval+PingTimeout of the last thing it sent (45 s by
+	//     default; TestKeepaliveFindsSilentServer).
+	//     A remote side that pushes back (reads nothing, so answers no
+	//     ping) is kept however long it does so, as long as it pings: a
+	//     Peer of this package pings every min(PingInterval, 1 s) while it
+	//     pushes back (TestKeepaliveKeepsServerThatPushesBack,
+	//     TestKeepaliveKeepsClientThatPushesBack), even while this side
+	//     cannot write to it (TestWritingToServerThatPushesBack; what
+	//     bounds that is jsonrpc.Options.WriteTimeout). Its pings arrive
+	//     about a second apart, so a PingTimeout under that may still take
+	//     it for gone; so is a remote side that pushes back without pinging
+	//     (another implementation, or keepalive turned off) once the bound
+	//     above has passed.
 	//   - While it is not (its Peer pushes back on a remote side that sends
 	//     notifications faster than its handlers take them), a missing pong
 	//     proves nothing, since it may sit unread, and never ends the
@@ -51,9 +65,23 @@ type Options struct {
 	//     is found only when the Peer reads again (then within
 	//     PingInterval+PingTimeout), or when the operating system gives up
 	//     retransmitting the pings (on Linux, about 15 minutes by default).
-	//   - Either way: a ping that cannot be written within PingTimeout (the
-	//     remote side takes no data, or far too slowly for what is being
-	//     written to it).
+	//   - Either way: a ping that cannot be written within PingTimeout, or
+	//     5 s if that is less (coder/websocket's bound on writing a control
+	//     frame): the remote side takes no data, or far too slowly for what
+	//     is being written to it. While the Conn is being read and the
+	//     remote side's messages or pings arrive, that proves nothing: it
+	//     is there, and pushes back.
+	//
+	// A ping from the remote side is answered, unless a write of this
+	// side's is stuck (still in progress 50 ms after the ping came): the
+	// pong would wait for that write, and coder/websocket would end the
+	// connection after 5 s of it.
+	//
+	// A Conn made by NewConn does not hear the remote side's pings and
+	// pongs (coder/websocket takes the callbacks that report them when it
+	// dials or accepts): it takes a remote side that pushes back for gone
+	// after PingInterval+PingTimeout, and answers pings whatever its
+	// writes do. Dial, Accept and Server make Conns that hear them.
 	PingInterval time.Duration
 
 	// PingTimeout is how long a ping may wait for its pong, or to be

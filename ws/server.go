@@ -143,6 +143,8 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
 	if o.Compression {
 		ao.CompressionMode = websocket.CompressionNoContextTakeover
 	}
+	conn := new(Conn)
+	conn.listen(&ao.OnPingReceived, &ao.OnPongReceived)
 	hw := &hijackRecorder{ResponseWriter: w}
 	c, err := websocket.Accept(hw, r, ao)
 	if err != nil {
@@ -152,7 +154,7 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
 	if hw.conn != nil {
 		transport = hw.conn
 	}
-	return newConn(c, transport, &o), nil
+	return conn.init(c, transport, &o), nil
 }
 
 // hijackRecorder keeps the connection that coder/websocket hijacks, so that

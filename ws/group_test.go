@@ -148,11 +148,14 @@ func TestGroupSlowConsumer(t *testing.T) {
 	if g.Len() != 4 {
 		t.Errorf("Group.Len = %d after the drop, want 4", g.Len())
 	}
-	// A Notify that waited for the stuck member would wait until it was
-	// dropped or forever; what remains is scheduling and GC (a few ms,
-	// once 78 ms with -race on a loaded machine).
-	if maxNotify >= 100*time.Millisecond {
-		t.Errorf("slowest Group.Notify took %v, want well under 100 ms", maxNotify)
+	// A Notify that waited for the stuck member would wait for ever: the
+	// member is dropped by a Notify that finds its queue full, so none
+	// would be, and the healthy clients' wait above would time out. What
+	// a Notify takes beyond that is scheduling and GC: a few ms, once
+	// 602 ms under -race with other test binaries on 2 cores, so only a
+	// bound far from both is checked here.
+	if maxNotify >= 2*time.Second {
+		t.Errorf("slowest Group.Notify took %v, want well under 2 s", maxNotify)
 	}
 	var after runtime.MemStats
 	runtime.GC()

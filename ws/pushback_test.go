@@ -180,7 +180,7 @@ func TestPushBackNoticesClientGone(t *testing.T) {
 	ts.nextPeer(t)
 
 	param := []string{strings.Repeat("n", 64<<10)}
-	ctx := testCtx(t, wait)
+	ctx := testCtx(t, 6*wait) // 4.4 MiB under -race on a loaded machine took over 5 s
 	for sent := 0; sent < 4<<20+400<<10; sent += len(param[0]) {
 		if err := client.Notify(ctx, "note", param); err != nil {
 			t.Fatalf("Notify after %d bytes: %v", sent, err)

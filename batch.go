@@ -53,6 +53,9 @@ var ErrEmptyBatch = errors.New("jsonrpc: empty batch")
 // their order through interceptors that do not delay them, or one Notify
 // at a time.
 func (p *Peer) Batch(ctx context.Context, elems []BatchElem) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	if len(elems) == 0 {
 		return ErrEmptyBatch
 	}
@@ -277,7 +280,7 @@ func (b *outBatch) run(ctx context.Context) error {
 		case resp.invalid != nil: // a malformed reply: this element's error
 			b.elems[i].Error = resp.invalid
 		default:
-			b.elems[i].Error = decodeResult(resp, b.elems[i].Result)
+			b.elems[i].Error = decodeResult(resp, b.elems[i].Result, b.elems[i].Method)
 		}
 	}
 	return cut
@@ -444,7 +447,8 @@ func (b *outBatch) runElement(ctx context.Context, g *gatherer, i int) elemErr {
 		case b.ids[i].IsZero():
 			return nil, b.written(ctx, r.msg, r.idx)
 		}
-		return invokerResult(b.wait(ctx, r.msg, i))
+		resp, err := b.wait(ctx, r.msg, i)
+		return invokerResult(b.elems[i].Method, resp, err)
 	})(ctx)
 	if !arrived {
 		g.arrive(i, false)
@@ -452,7 +456,7 @@ func (b *outBatch) runElement(ctx context.Context, g *gatherer, i int) elemErr {
 	if err == nil && !b.ids[i].IsZero() {
 		var raw json.RawMessage
 		if raw, err = rawResult(v); err == nil {
-			err = decodeResult(&response{Result: raw}, b.elems[i].Result)
+			err = decodeResult(&response{Result: raw}, b.elems[i].Result, b.elems[i].Method)
 		}
 	}
 	b.elems[i].Error = err

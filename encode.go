@@ -152,7 +152,7 @@ func appendParams(b []byte, params any) ([]byte, error) {
 	if string(b[start:]) == "null" { // a nil map, slice or pointer
 		return b[:n], nil
 	}
-	return b[:n], fmt.Errorf("%w, got %.20s", ErrInvalidParams, b[start:])
+	return b[:n], fmt.Errorf("%w: params must be a JSON object or array, got %.20s", ErrInvalidParams, b[start:])
 }
 
 func appendErrorResponse(b []byte, id ID, e *Error) []byte {
@@ -183,7 +183,7 @@ func marshalParams(params any) (json.RawMessage, error) {
 		if t := trimSpace(raw); len(t) > 0 && (t[0] == '{' || t[0] == '[') && validJSON(t) {
 			return t, nil // sent as is
 		}
-		return nil, fmt.Errorf("%w, got %.20q", ErrInvalidParams, raw)
+		return nil, fmt.Errorf("%w: params must be a JSON object or array, got %.20q", ErrInvalidParams, raw)
 	}
 	raw, err := marshalJSON(params)
 	if err != nil {
@@ -193,7 +193,7 @@ func marshalParams(params any) (json.RawMessage, error) {
 		if string(raw) == "null" { // a nil map, slice or pointer
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w, got %.20s", ErrInvalidParams, raw)
+		return nil, fmt.Errorf("%w: params must be a JSON object or array, got %.20s", ErrInvalidParams, raw)
 	}
 	return raw, nil
 }

@@ -41,6 +41,18 @@ type Error struct {
 	Code    int64           `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
+
+	// method is, for an error the other side answered one of this Peer's
+	// calls with, the method called (see fromCall); "" for any other.
+	method string
+}
+
+// fromCall returns a copy of e, the other side's answer to a call of
+// method, that says so (see DefaultMapError).
+func fromCall(e *Error, method string) *Error {
+	c := *e
+	c.method = method
+	return &c
 }
 
 // NewError returns an *Error with the given code and message and with data,
@@ -56,12 +68,17 @@ func NewError(code int64, message string, data any) *Error {
 	return e
 }
 
-// Error implements the error interface.
+// Error implements the error interface. The text of an error that a Call
+// or Batch returned, the other side's answer, names the method called.
 func (e *Error) Error() string {
-	if len(e.Data) == 0 {
-		return fmt.Sprintf("jsonrpc: code %d: %s", e.Code, e.Message)
+	prefix := "jsonrpc: "
+	if e.method != "" {
+		prefix = "jsonrpc: " + e.method + ": "
 	}
-	return fmt.Sprintf("jsonrpc: code %d: %s: %s", e.Code, e.Message, e.Data)
+	if len(e.Data) == 0 {
+		return fmt.Sprintf("%scode %d: %s", prefix, e.Code, e.Message)
+	}
+	return fmt.Sprintf("%scode %d: %s: %s", prefix, e.Code, e.Message, e.Data)
 }
 
 // Is reports whether target is an *Error with the same code, so that
@@ -104,9 +121,20 @@ var (
 	// reply or a write of this side's was still awaited.
 	ErrOverloaded = errors.New("jsonrpc: inbound work over its budget")
 
-	// ErrInvalidParams is returned by Call, Notify and Batch when params do
-	// not marshal to a JSON object or array.
-	ErrInvalidParams = errors.New("jsonrpc: params must be a JSON object or array")
+	// ErrInvalidParams is wrapped by the error Call, Notify and Batch
+	// return when params do not marshal to what the call can send: a JSON
+	// object or array (or, with progress, an object).
+	ErrInvalidParams = errors.New("jsonrpc: invalid params")
+
+	// ErrNoProgressDialect is wrapped by the error a Call made with a ctx
+	// from WithProgress or WithPartialResults returns, at once and with
+	// nothing sent, when the Peer has no Options.Progress: its function
+	// would never be called.
+	ErrNoProgressDialect = errors.New("jsonrpc: WithProgress or WithPartialResults on a Peer with no Options.Progress (set jsonrpc.LSPProgress, jsonrpc.MCPProgress or a dialect of your own)")
+
+	// ErrNilContext is returned by Call, Notify and Batch when given a nil
+	// ctx: pass context.Background(), or better a ctx with a deadline.
+	ErrNilContext = errors.New("jsonrpc: nil ctx: pass context.Background() or a ctx with a deadline")
 
 	// ErrBatchTooLarge is wrapped by the error Batch fails with, at once
 	// and with nothing sent, for a batch longer than Options.MaxBatch: a
@@ -131,21 +159,45 @@ func errInvalidParams(why error) *Error {
 }
 
 // DefaultMapError is the mapping a Peer applies to a handler's error when
-// Options.MapError is nil. An *Error anywhere in the chain goes out as is; a
-// context cancellation becomes CodeRequestCancelled; any other error becomes
-// a bare -32603 Internal error, so internal error text never leaks to the
-// remote. Use it from a custom mapping to keep these rules for the errors the
-// custom mapping does not handle.
+// Options.MapError is nil. An *Error anywhere in the chain goes out as is,
+// unless it is an error that a Call or Batch of the handler's returned: the
+// other side's answer to the handler's own call, which is the handler's
+// failure, not an answer to the call it serves (a callback's "Method not
+// found" must not say that the method served does not exist). A handler
+// that means to forward such an error returns an *Error of its own with
+// its fields. A context cancellation becomes CodeRequestCancelled; any
+// other error becomes a bare -32603 Internal error, so internal error text
+// never leaks to the remote. Use it from a custom mapping to keep these
+// rules for the errors the custom mapping does not handle.
 func DefaultMapError(err error) *Error {
 	var e *Error
 	switch {
-	case errors.As(err, &e):
+	case errors.As(err, &e) && e.method == "":
 		return e
 	case errors.Is(err, context.Canceled):
 		return &Error{Code: CodeRequestCancelled, Message: "Request cancelled"}
 	default:
 		return errInternal()
 	}
+}
+
+// Forward returns what a handler returns to answer with the error that
+// the other side answered one of its own calls with, as is: the *Error in
+// err's chain, which DefaultMapError then sends as it came (it sends a
+// bare Internal error for such an error returned any other way). An err
+// with no *Error in its chain is returned unchanged.
+//
+//	if err := peer.Call(ctx, "host.readFile", p, &f); err != nil {
+//		return nil, jsonrpc.Forward(err) // the host's refusal, as the host said it
+//	}
+func Forward(err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	c := *e
+	c.method = ""
+	return &c
 }
 
 // InvalidResponseError is the error a call fails with when the reply that

@@ -156,7 +156,7 @@ func ExamplePeer_Batch() {
 	fmt.Println(batch[1].Error)
 	// Output:
 	// 5 <nil>
-	// jsonrpc: code -32001: division by zero: [1,0]
+	// jsonrpc: div: code -32001: division by zero: [1,0]
 }
 
 func ExamplePeerFromContext() {
@@ -259,7 +259,7 @@ func ExampleInterceptor() {
 	client.Call(context.Background(), "ping", map[string]string{}, nil)
 	// Output:
 	// sent ping id=1 err=<nil>
-	// sent ping id=2 err=jsonrpc: code -32010: missing token
+	// sent ping id=2 err=jsonrpc: ping: code -32010: missing token
 }
 
 // A server pushes one notification to every client through a Group; a

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // CallInfo describes a call or notification passing through an Interceptor.
@@ -53,14 +54,14 @@ func (p *Peer) intercept(info *CallInfo, inner Invoker) Invoker {
 	return next
 }
 
-// invokerResult turns a reply, or the failure to get one, into what an
-// outbound Invoker returns.
-func invokerResult(resp *response, err error) (any, error) {
+// invokerResult turns a reply to a call of method, or the failure to get
+// one, into what an outbound Invoker returns.
+func invokerResult(method string, resp *response, err error) (any, error) {
 	switch {
 	case err != nil:
 		return nil, err
 	case resp.Error != nil:
-		return nil, resp.Error
+		return nil, fromCall(resp.Error, method)
 	}
 	return resp.Result, nil
 }
@@ -77,7 +78,7 @@ func rawResult(v any) (json.RawMessage, error) {
 // that begins as an object or array does.
 func checkParams(raw json.RawMessage) error {
 	if t := trimSpace(raw); raw != nil && (len(t) == 0 || t[0] != '{' && t[0] != '[') {
-		return ErrInvalidParams
+		return fmt.Errorf("%w: an interceptor set params that are not a JSON object or array", ErrInvalidParams)
 	}
 	return nil
 }

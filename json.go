@@ -2,6 +2,10 @@ package jsonrpc
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -48,6 +52,74 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		out = out[:n-1]
 	}
 	return out, nil
+}
+
+// paramsError describes why params could not be unmarshalled, in JSON's
+// words: where in the params (a path such as textDocument.uri or tags[0])
+// and what was wanted and found there, never a Go type, struct or field
+// name (the text goes to the other side). An error the engine does not
+// describe (a json.Unmarshaler of the handler's own) keeps its text.
+func paramsError(err error, at string) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	where := at
+	for part := range strings.SplitSeq(te.Field, ".") {
+		switch {
+		case part == "":
+		case isIndex(part):
+			where += "[" + part + "]"
+		case where == "":
+			where = part
+		default:
+			where += "." + part
+		}
+	}
+	if where == "" {
+		where = "params"
+	}
+	got := te.Value
+	if got == "" {
+		got = "a value of another kind"
+	}
+	return fmt.Sprintf("%s: want %s, got %s", where, jsonKind(te.Type), got)
+}
+
+// isIndex reports whether a path element is an array index.
+func isIndex(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// jsonKind names the JSON value that decodes into a value of type t.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another value"
 }
 
 // appender is a pooled encoder and the buffer it writes into.

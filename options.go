@@ -152,8 +152,9 @@ type Options struct {
 	Interceptors []Interceptor
 
 	// MapError turns a handler's error into the error object sent back.
-	// Default: DefaultMapError, which sends an *Error as is and hides the
-	// text of any other error.
+	// Default: DefaultMapError, which sends an *Error of the handler's as
+	// is, and hides the text of any other error (the other side's answer
+	// to the handler's own call included, unless passed through Forward).
 	MapError func(error) *Error
 }
 

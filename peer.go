@@ -400,8 +400,14 @@ func (p *Peer) newID() ID { return ID{raw: strconv.FormatInt(p.nextID.Add(1), 10
 // up its handler slot while it waits for the reply, so that the remote side
 // may call back into this Peer even when every slot is taken.
 func (p *Peer) Call(ctx context.Context, method string, params, result any) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
+	sink, err := p.newSink(ctx)
+	if err != nil {
+		return err
+	}
 	id := p.newID()
-	sink := p.newSink(ctx)
 	if len(p.opts.Interceptors) == 0 && sink == nil {
 		msg, err := encodeRequest(id, method, params)
 		if err != nil {
@@ -411,7 +417,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		if err != nil {
 			return err
 		}
-		return decodeResult(resp, result)
+		return decodeResult(resp, result, method)
 	}
 	raw, err := marshalParams(params)
 	if err != nil {
@@ -428,7 +434,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 			if err != nil {
 				return err
 			}
-			return decodeResult(resp, result)
+			return decodeResult(resp, result, method)
 		}
 	}
 	info := &CallInfo{Peer: p, Outbound: true, Method: method, ID: id, Params: raw}
@@ -438,7 +444,8 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		}
 		msg := newMsgBuf()
 		msg.b = appendRequest(msg.b, id, method, info.Params)
-		return invokerResult(p.roundTrip(ctx, id, msg, sink))
+		resp, err := p.roundTrip(ctx, id, msg, sink)
+		return invokerResult(method, resp, err)
 	})(ctx)
 	if err != nil {
 		return err
@@ -447,7 +454,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 	if err != nil {
 		return err
 	}
-	return decodeResult(&response{Result: rawRes}, result)
+	return decodeResult(&response{Result: rawRes}, result, method)
 }
 
 // roundTrip sends the request msg, whose id is id, and waits for its reply,
@@ -513,17 +520,18 @@ func (p *Peer) delivered(resp *response) (*response, error) {
 	return resp, nil
 }
 
-// decodeResult returns the reply's error, or unmarshals its result into
-// result (unless result is nil).
-func decodeResult(resp *response, result any) error {
+// decodeResult returns the reply's error (the other side's answer to a
+// call of method: see fromCall), or unmarshals its result into result
+// (unless result is nil).
+func decodeResult(resp *response, result any, method string) error {
 	switch {
 	case resp.Error != nil:
-		return resp.Error
+		return fromCall(resp.Error, method)
 	case result == nil:
 		return nil
 	}
 	if err := unmarshalJSON(resp.Result, result); err != nil {
-		return fmt.Errorf("jsonrpc: failed to unmarshal result: %w", err)
+		return fmt.Errorf("jsonrpc: %s: failed to unmarshal the result: %w", method, err)
 	}
 	return nil
 }
@@ -550,6 +558,9 @@ func (p *Peer) sendCancel(ids ...ID) {
 // first: a notification still queued then is never sent, one being written
 // may yet arrive.
 func (p *Peer) Notify(ctx context.Context, method string, params any) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	if len(p.opts.Interceptors) == 0 {
 		msg, err := encodeRequest(ID{}, method, params)
 		if err != nil {

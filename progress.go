@@ -140,7 +140,7 @@ func setMember(obj json.RawMessage, name string, val []byte) (json.RawMessage, e
 		obj = json.RawMessage("{}")
 	}
 	if obj[0] != '{' {
-		return nil, fmt.Errorf("%w: progress needs params that are a JSON object, got %.20s", ErrInvalidParams, obj)
+		return nil, fmt.Errorf("%w: a call with progress needs params that are a JSON object (or nil), got %.20s", ErrInvalidParams, obj)
 	}
 	out := make([]byte, 0, len(obj)+len(name)+len(val)+4)
 	out = append(out, '{')
@@ -187,7 +187,9 @@ type progressFuncs struct {
 //
 // Params must then be a JSON object or nil (an empty object is sent):
 // a Call with array params fails at once with an error wrapping
-// ErrInvalidParams. Batch ignores f.
+// ErrInvalidParams. On a Peer with no Options.Progress the Call fails at
+// once with ErrNoProgressDialect, since f would never be called. Batch
+// ignores f.
 func WithProgress(ctx context.Context, f func(value json.RawMessage)) context.Context {
 	fs, _ := ctx.Value(progressKey{}).(progressFuncs)
 	fs.work = f
@@ -204,12 +206,9 @@ func WithPartialResults(ctx context.Context, f func(value json.RawMessage)) cont
 	return context.WithValue(ctx, progressKey{}, fs)
 }
 
-// progressOf returns the progress functions ctx asks for, if p has a
-// dialect that can deliver them.
+// progressOf returns the progress functions ctx asks for, and whether it
+// asks for any.
 func (p *Peer) progressOf(ctx context.Context) (progressFuncs, bool) {
-	if p.opts.Progress == nil {
-		return progressFuncs{}, false
-	}
 	fs, _ := ctx.Value(progressKey{}).(progressFuncs)
 	return fs, fs.work != nil || fs.partial != nil
 }
@@ -285,6 +284,16 @@ func (p *Peer) tokenOf(ctx context.Context, partial bool) ID {
 		return part
 	}
 	return work
+}
+
+// WantsPartialResults reports whether the caller of the request that the
+// handler whose ctx this is serves asked for partial results (LSP's
+// partialResultToken): LSP then wants the partial results reported with
+// ReportPartialResult and an empty final result. It reports false for a
+// ctx that is no handler's, or a Peer with no progress dialect.
+func WantsPartialResults(ctx context.Context) bool {
+	p := PeerFromContext(ctx)
+	return p != nil && p.opts.Progress != nil && !p.tokenOf(ctx, true).IsZero()
 }
 
 // StartProgress returns a ctx for which ReportProgress has a token: that

@@ -31,11 +31,15 @@ type progressItem struct {
 const progressOverhead = 64
 
 // newSink returns the sink of a call made with ctx, with fresh tokens, or
-// nil when ctx asks for no progress (or the Peer has no dialect).
-func (p *Peer) newSink(ctx context.Context) *progressSink {
+// nil when ctx asks for no progress. It fails when ctx asks for progress
+// and the Peer has no dialect to ask in.
+func (p *Peer) newSink(ctx context.Context) (*progressSink, error) {
 	fs, ok := p.progressOf(ctx)
 	if !ok {
-		return nil
+		return nil, nil
+	}
+	if p.opts.Progress == nil {
+		return nil, ErrNoProgressDialect
 	}
 	s := &progressSink{fs: fs, ready: make(chan struct{}, 1)}
 	if fs.work != nil {
@@ -44,7 +48,7 @@ func (p *Peer) newSink(ctx context.Context) *progressSink {
 	if fs.partial != nil {
 		s.partial = p.newToken()
 	}
-	return s
+	return s, nil
 }
 
 // Outcomes of pendingTable.progress.

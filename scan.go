@@ -98,6 +98,20 @@ func skipString(b []byte, i int) int {
 	return len(b)
 }
 
+// arrayLen returns the number of elements of a valid JSON array.
+func arrayLen(b []byte) int {
+	n := 0
+	i := skipSpace(b, 1)
+	for i < len(b) && b[i] != ']' {
+		n++
+		i = skipSpace(b, skipValue(b, i))
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return n
+}
+
 // shortString is how far skipString steps byte by byte.
 const shortString = 32
 

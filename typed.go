@@ -3,9 +3,9 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"sync"
 )
 
@@ -63,6 +63,7 @@ type paramsDecoder struct {
 	mode   int   // how a JSON array is decoded: one of the arrayAs constants
 	fields []int // arrayAsFields: the struct's positional field indexes
 	elem   reflect.Type
+	most   int // a Go array's length: positional params past it are refused; -1 for no bound
 }
 
 const (
@@ -74,7 +75,7 @@ const (
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 func newParamsDecoder(t reflect.Type) *paramsDecoder {
-	d := &paramsDecoder{mode: arrayAsValue}
+	d := &paramsDecoder{mode: arrayAsValue, most: -1}
 	base := t
 	for base.Kind() == reflect.Pointer {
 		base = base.Elem()
@@ -83,7 +84,9 @@ func newParamsDecoder(t reflect.Type) *paramsDecoder {
 		return d
 	}
 	switch base.Kind() {
-	case reflect.Slice, reflect.Array, reflect.Interface:
+	case reflect.Array:
+		d.most = base.Len()
+	case reflect.Slice, reflect.Interface:
 	case reflect.Struct:
 		d.mode, d.elem = arrayAsFields, base
 		for i := range base.NumField() {
@@ -104,7 +107,12 @@ func (d *paramsDecoder) decode(raw json.RawMessage, dst any) error {
 		return nil
 	}
 	if raw[0] != '[' || d.mode == arrayAsValue {
-		return unmarshalParams(raw, dst)
+		if raw[0] == '[' && d.most >= 0 {
+			if n := arrayLen(raw); n > d.most {
+				return fmt.Errorf("want at most %d positional params, got %d", d.most, n)
+			}
+		}
+		return unmarshalParams(raw, dst, "")
 	}
 	var elems []json.RawMessage
 	if err := unmarshalJSON(raw, &elems); err != nil {
@@ -114,7 +122,7 @@ func (d *paramsDecoder) decode(raw json.RawMessage, dst any) error {
 		if len(elems) != 1 {
 			return fmt.Errorf("want an array of one element, got %d", len(elems))
 		}
-		return unmarshalParams(elems[0], dst)
+		return unmarshalParams(elems[0], dst, "[0]")
 	}
 	if len(elems) > len(d.fields) {
 		return fmt.Errorf("want at most %d positional params, got %d", len(d.fields), len(elems))
@@ -128,17 +136,19 @@ func (d *paramsDecoder) decode(raw json.RawMessage, dst any) error {
 	}
 	for i, el := range elems {
 		f := v.Field(d.fields[i])
-		if err := unmarshalParams(el, f.Addr().Interface()); err != nil {
-			return fmt.Errorf("param %d (%s): %w", i, d.elem.Field(d.fields[i]).Name, err)
+		if err := unmarshalParams(el, f.Addr().Interface(), fmt.Sprintf("[%d]", i)); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// unmarshalParams is json.Unmarshal with a shorter error message.
-func unmarshalParams(raw []byte, dst any) error {
+// unmarshalParams is json.Unmarshal with an error that says, in JSON's
+// words, where params at (a path, "" for the top) went wrong (see
+// paramsError): its text goes to the other side.
+func unmarshalParams(raw []byte, dst any, at string) error {
 	if err := unmarshalJSON(raw, dst); err != nil {
-		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
+		return errors.New(paramsError(err, at))
 	}
 	return nil
 }

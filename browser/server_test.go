@@ -140,7 +140,7 @@ func (s *testServer) mux(real bool) *jsonrpc.Mux {
 		err := jsonrpc.PeerFromContext(ctx).Call(ctx, p.Method, params, &result)
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
-			return nil, rpcErr // the page's error, as it sent it
+			return nil, jsonrpc.Forward(rpcErr) // the page's error, as it sent it
 		}
 		if err != nil {
 			return nil, jsonrpc.NewError(-32099, "calling the page failed: "+err.Error(), nil)

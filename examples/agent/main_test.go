@@ -92,15 +92,15 @@ func TestHostTranscript(t *testing.T) {
 		"    <- files calls host.deleteFile /home/user/todo.md: removed from the sandbox",
 		"  files.delete /home/user/todo.md: deleted",
 		`    <- files calls host.confirm "Delete /etc/hosts?": no (policy: nothing under /etc may be deleted)`,
-		"  files.delete /etc/hosts: refused: jsonrpc: code -32012: the host declined the deletion",
+		"  files.delete /etc/hosts: refused: jsonrpc: files.delete: code -32012: the host declined the deletion",
 		"  the sandbox now holds /etc/hosts, /home/user/notes.txt",
 		// the call without the token
-		"  files.read without the token: refused by files: jsonrpc: code -32010: unauthorized",
+		"  files.read without the token: refused by files: jsonrpc: files.read: code -32010: unauthorized",
 		`  files.peek: the tool called host.readFile without the token: refused by the host (code -32010, "unauthorized: missing or wrong token")`,
 		// the batch
 		"  batch[0] files.read /home/user/notes.txt: 3 lines, 12 words, 69 bytes",
 		"  batch[1] files.read /etc/hosts: 2 lines, 4 words, 34 bytes",
-		"  batch[2] files.read /home/user/../../root/.ssh/id_rsa: refused: jsonrpc: code -32011: path is outside the sandbox",
+		"  batch[2] files.read /home/user/../../root/.ssh/id_rsa: refused: jsonrpc: files.read: code -32011: path is outside the sandbox",
 		// the crash
 		`  flaky.echo: "hello, flaky"`,
 		"  flaky.crash: the call failed: tool flaky crashed during flaky.crash: jsonrpc: connection closed: read failed: stdio: child process ended: exit status 3 (errors.Is ErrClosed: true; the cause is the crash: true)",

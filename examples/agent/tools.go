@@ -174,7 +174,7 @@ func filesRead(ctx context.Context, p pathParams) (readResult, error) {
 	host := jsonrpc.PeerFromContext(ctx)
 	var f fileContent
 	if err := host.Call(ctx, "host.readFile", pathParams{Path: p.Path}, &f); err != nil {
-		return readResult{}, fmt.Errorf("host.readFile: %w", err)
+		return readResult{}, jsonrpc.Forward(err) // the host's refusal, as the host said it
 	}
 	lines := strings.Count(f.Content, "\n")
 	if f.Content != "" && !strings.HasSuffix(f.Content, "\n") {
@@ -193,13 +193,13 @@ func filesDelete(ctx context.Context, p pathParams) (deleteResult, error) {
 	var yes bool
 	q := confirmParams{Question: fmt.Sprintf("Delete %s?", p.Path), Path: p.Path}
 	if err := host.Call(ctx, "host.confirm", q, &yes); err != nil {
-		return deleteResult{}, fmt.Errorf("host.confirm: %w", err)
+		return deleteResult{}, jsonrpc.Forward(err)
 	}
 	if !yes {
 		return deleteResult{}, jsonrpc.NewError(CodeDeclined, "the host declined the deletion", map[string]string{"path": p.Path})
 	}
 	if err := host.Call(ctx, "host.deleteFile", pathParams{Path: p.Path}, nil); err != nil {
-		return deleteResult{}, fmt.Errorf("host.deleteFile: %w", err)
+		return deleteResult{}, jsonrpc.Forward(err)
 	}
 	return deleteResult{Path: p.Path, Deleted: true}, nil
 }

@@ -186,7 +186,7 @@ func callback(ctx context.Context, p callbackParams) (json.RawMessage, error) {
 	}
 	var result json.RawMessage
 	if err := jsonrpc.PeerFromContext(ctx).Call(ctx, p.Method, params, &result); err != nil {
-		return nil, err
+		return nil, jsonrpc.Forward(err) // the client's error object, as is
 	}
 	return result, nil
 }

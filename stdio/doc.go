@@ -73,4 +73,14 @@
 // A server speaking MCP over its own standard streams would use:
 //
 //	conn := stdio.Stdio(stdio.Options{Framing: stdio.Line})
+//
+// # Serving until exit
+//
+// Serve runs a Peer on a Conn until the other side ends the stream or a
+// handler calls Exit, and returns the status for the program to exit
+// with, as a language server's exit notification needs (see ExampleServe):
+//
+//	func main() {
+//		os.Exit(stdio.Serve(stdio.Stdio(), jsonrpc.Options{Handler: mux}))
+//	}
 package stdio

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
+	"sync/atomic"
 
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/stdio"
@@ -87,4 +89,38 @@ func ExampleCommand() {
 	// Output:
 	// HELLO, CHILD <nil>
 	// <nil>
+}
+
+// A language server's shutdown and exit, with Serve and Exit: LSP's exit
+// notification ends the process with status 0 if shutdown came first, 1
+// otherwise. A real server's main is os.Exit(stdio.Serve(stdio.Stdio(),
+// opts)); here the editor is a Peer over a pipe.
+func ExampleServe() {
+	var shutdown atomic.Bool
+	mux := jsonrpc.NewMux()
+	jsonrpc.Register(mux, "shutdown", func(ctx context.Context, _ struct{}) (any, error) {
+		shutdown.Store(true)
+		return nil, nil
+	})
+	jsonrpc.RegisterNotification(mux, "exit", func(ctx context.Context, _ struct{}) error {
+		code := 1
+		if shutdown.Load() {
+			code = 0
+		}
+		return stdio.Exit(ctx, code)
+	})
+	a, b := net.Pipe()
+	status := make(chan int, 1)
+	go func() { status <- stdio.Serve(stdio.NewConn(a, a), jsonrpc.Options{Handler: mux}) }()
+
+	editor := jsonrpc.NewPeer(stdio.NewConn(b, b))
+	defer editor.Close()
+	ctx := context.Background()
+	fmt.Println(editor.Call(ctx, "shutdown", nil, nil))
+	fmt.Println(editor.Notify(ctx, "exit", nil))
+	fmt.Println("exit status", <-status)
+	// Output:
+	// <nil>
+	// <nil>
+	// exit status 0
 }

@@ -23,13 +23,11 @@ type capConn struct {
 func (c *capConn) MaxMessageSize() int { return c.max }
 
 func (c *capConn) Read() ([]byte, error) {
-	for {
-		msg, err := c.Conn.Read()
-		if err == nil && len(msg) > c.max {
-			return nil, fmt.Errorf("%d bytes over the cap of %d: %w", len(msg), c.max, ErrMessageTooLarge)
-		}
-		return msg, err
+	msg, err := c.Conn.Read()
+	if err == nil && len(msg) > c.max {
+		return nil, fmt.Errorf("%d bytes over the cap of %d: %w", len(msg), c.max, ErrMessageTooLarge)
 	}
+	return msg, err
 }
 
 func (c *capConn) Write(msg []byte) error {

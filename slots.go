@@ -57,12 +57,13 @@ func (d *dispatcher) releaseSlot(l *lane) {
 
 // acquire waits for a slot of the calls lane. urgent puts the caller ahead
 // of batch elements. Once the connection has ended it takes one at once.
-func (d *dispatcher) acquire(urgent bool) { d.acquireCtx(nil, urgent) }
+func (d *dispatcher) acquire(urgent bool) { d.acquireBy(nil, urgent) }
 
-// acquireCtx is acquire, but when ctx (if not nil) ends first it takes the
-// slot on credit: the lane counts it at once, over MaxConcurrent if need
-// be, and starts no queued job until it is back under (see unpark).
-func (d *dispatcher) acquireCtx(ctx context.Context, urgent bool) {
+// acquireBy is acquire, but when done (if not nil) is closed first it
+// takes the slot on credit: the lane counts it at once, over MaxConcurrent
+// if need be, and starts no queued job until it is back under (see
+// unpark).
+func (d *dispatcher) acquireBy(done <-chan struct{}, urgent bool) {
 	l := &d.calls
 	d.mu.Lock()
 	if d.closed || l.running < l.max && !d.slotWanted(l) {
@@ -83,10 +84,6 @@ func (d *dispatcher) acquireCtx(ctx context.Context, urgent bool) {
 		}
 	}
 	d.mu.Unlock()
-	var done <-chan struct{}
-	if ctx != nil {
-		done = ctx.Done()
-	}
 	select {
 	case <-w: // closed by releaseSlot, or by close (which counts the slot)
 	case <-done:
@@ -169,5 +166,5 @@ func (d *dispatcher) unpark(ctx context.Context, h *handlerCtx) {
 	}
 	d.parked--
 	d.mu.Unlock()
-	d.acquireCtx(ctx, true)
+	d.acquireBy(ctx.Done(), true)
 }

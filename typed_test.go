@@ -10,7 +10,7 @@ import (
 
 type point struct {
 	X, Y   int
-	hidden int
+	hidden int //lint:ignore U1000 an unexported field, which positional params skip
 	Skip   int `json:"-"`
 	Label  string
 }

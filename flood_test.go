@@ -136,7 +136,9 @@ func (pp *pingPong) ServeRPC(ctx context.Context, r *jsonrpc.Request) (any, erro
 		return nil, nil
 	case "call": // a call whose handler calls back the caller
 		pp.calls.Add(1)
-		return r.Params, jsonrpc.PeerFromContext(ctx).Call(ctx, "echo", r.Params, nil)
+		// The callback's refusal (CodeOverloaded) is passed on as is, on
+		// purpose: the caller counts it as a refusal.
+		return r.Params, jsonrpc.Forward(jsonrpc.PeerFromContext(ctx).Call(ctx, "echo", r.Params, nil))
 	case "echo":
 		return r.Params, nil
 	}

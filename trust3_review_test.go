@@ -680,15 +680,27 @@ func TestNullIDErrorFailsInterceptedBatch(t *testing.T) {
 	}
 }
 
-// TestWaitingRepliesDoNotEndTheConnection: replies
-// waiting for room in the outbound queue are now charged against
-// MaxQueuedBytes, the same budget that notifications may overrun up to
-// twice while something on this side waits on the remote side. So once
-// more than twice MaxQueuedBytes of replies wait for a remote that is
-// merely reading them (a Pipe moves 1 MiB at a time), the next
-// notification, of any size, ends the connection with ErrOverloaded.
-// Two Peers of this package, default Options, no fault: a client makes
-// 16 concurrent calls for 1 MiB results and sends a notification.
+// gatedConn is a Conn whose Read waits until open is closed: a remote side
+// that reads nothing for a while.
+type gatedConn struct {
+	Conn
+	open chan struct{}
+}
+
+func (c *gatedConn) Read() ([]byte, error) {
+	<-c.open
+	return c.Conn.Read()
+}
+
+// TestWaitingRepliesDoNotEndTheConnection: replies waiting for room in
+// the outbound queue were charged against MaxQueuedBytes (in 425e108),
+// the budget that notifications may overrun up to twice while something
+// on this side waits on the remote side; so once more than twice
+// MaxQueuedBytes of replies waited for a remote that merely read them
+// slowly, the next notification, of any size, ended the connection with
+// ErrOverloaded (15 of 16 calls failed). Two Peers of this package,
+// default Options, no fault: a client makes 16 concurrent calls for 1 MiB
+// results, reads nothing for a moment, and sends a notification.
 func TestWaitingRepliesDoNotEndTheConnection(t *testing.T) {
 	res := json.RawMessage(`"` + strings.Repeat("r", 1<<20) + `"`)
 	var notes atomic.Int64
@@ -696,7 +708,14 @@ func TestWaitingRepliesDoNotEndTheConnection(t *testing.T) {
 		"big":  func(context.Context, *Request) (any, error) { return res, nil },
 		"note": func(context.Context, *Request) (any, error) { notes.Add(1); return nil, nil },
 	})
-	client, server := newPair(t, nil, h, nil, nil)
+	c1, c2 := Pipe()
+	server := NewPeer(c1, Options{Handler: h})
+	gate := &gatedConn{Conn: c2, open: make(chan struct{})}
+	client := NewPeer(gate)
+	cleanupPeer(t, client)
+	cleanupPeer(t, server)
+	var once sync.Once
+	defer once.Do(func() { close(gate.open) })
 	ctx := testCtx(t, 6*wait)
 	const calls = 16
 	errs := make(chan error, calls)
@@ -714,6 +733,7 @@ func TestWaitingRepliesDoNotEndTheConnection(t *testing.T) {
 		return server.out.waiters >= 9
 	})
 	noteErr := client.Notify(ctx, "note", []int{1})
+	once.Do(func() { close(gate.open) }) // the client reads its replies now
 	failed := 0
 	var first error
 	for range calls {

@@ -20,8 +20,13 @@ func (s *SessionServer) servePost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a POST's body must be application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	sse := acceptsExplicitly(r, "text/event-stream")
-	if !sse && !accepts(r, "application/json") {
+	// An event stream when the client names it (a wildcard does not
+	// count: clients that take both say so), or when it takes no JSON but
+	// takes an event stream through a wildcard.
+	qSSE, named := acceptQ(r, "text/event-stream")
+	qJSON, _ := acceptQ(r, "application/json")
+	sse := qSSE > 0 && (named || qJSON == 0)
+	if !sse && qJSON == 0 {
 		http.Error(w, "a POST must accept application/json or text/event-stream", http.StatusNotAcceptable)
 		return
 	}

@@ -2,10 +2,7 @@ package httprpc
 
 import (
 	"net/http"
-	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -184,7 +181,7 @@ func (ss *session) abandonJSON(st *stream) {
 // serveGet opens the standalone stream, or resumes the stream that
 // Last-Event-ID names.
 func (s *SessionServer) serveGet(w http.ResponseWriter, r *http.Request) {
-	if !accepts(r, "text/event-stream") {
+	if q, _ := acceptQ(r, "text/event-stream"); q == 0 {
 		http.Error(w, "a GET must accept text/event-stream", http.StatusNotAcceptable)
 		return
 	}
@@ -228,52 +225,4 @@ func (ss *session) entered(w http.ResponseWriter) bool {
 		return false
 	}
 	return true
-}
-
-// accepts reports whether r's Accept header takes mediaType: by name,
-// by its type's wildcard, or by */*, with a weight above 0. A request
-// without Accept takes all.
-func accepts(r *http.Request, mediaType string) bool {
-	if len(r.Header.Values("Accept")) == 0 {
-		return true
-	}
-	major, _, _ := strings.Cut(mediaType, "/")
-	return acceptsAny(r, mediaType, "*/*", major+"/*")
-}
-
-// acceptsExplicitly reports whether r's Accept header names mediaType
-// itself (a wildcard does not count), with a weight above 0.
-func acceptsExplicitly(r *http.Request, mediaType string) bool {
-	return acceptsAny(r, mediaType)
-}
-
-// acceptsAny reports whether r's Accept header names one of names with a
-// weight (q) above 0.
-func acceptsAny(r *http.Request, names ...string) bool {
-	for _, v := range r.Header.Values("Accept") {
-		for part := range strings.SplitSeq(v, ",") {
-			name, params, _ := strings.Cut(part, ";")
-			name = strings.ToLower(strings.TrimSpace(name))
-			if slices.Contains(names, name) && weight(params) > 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// weight is the q parameter among an Accept element's parameters: 1 if
-// none, 0 if malformed.
-func weight(params string) float64 {
-	for p := range strings.SplitSeq(params, ";") {
-		k, v, _ := strings.Cut(p, "=")
-		if strings.EqualFold(strings.TrimSpace(k), "q") {
-			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || q < 0 || q > 1 {
-				return 0
-			}
-			return q
-		}
-	}
-	return 1
 }

@@ -6,11 +6,14 @@ package httprpc
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"runtime/metrics"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/peerwire/jsonrpc"
 )
@@ -69,5 +72,65 @@ func TestSessionAcceptMostSpecific(t *testing.T) {
 		if j != want[0] || e != want[1] {
 			t.Errorf("Accept %q: JSON %v, event stream %v; want %v", accept, j, e, want)
 		}
+	}
+}
+
+// TestSessionCancelledJSONCallAnswered pins the review's finding 15: a
+// POST accepting only JSON whose call the client cancels (MCP's dialect:
+// no reply comes) was never answered: its response waited until the
+// client gave up (2 s here), holding the session busy meanwhile. Now it is
+// answered 202 Accepted, with no body, once the cancel is read.
+func TestSessionCancelledJSONCallAnswered(t *testing.T) {
+	m := testMux()
+	started := make(chan struct{}, 1)
+	m.HandleFunc("hold", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	ts := startSessions(t, &SessionServer{Peer: jsonrpc.Options{Handler: m, Cancel: jsonrpc.MCPCancel}})
+	sid := startSession(t, ts)
+	const patience = 4 * wait
+	done := make(chan string, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), patience)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.url, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"hold"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set(SessionIDHeader, sid)
+		resp, err := ts.hs.Client().Do(req)
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		done <- fmt.Sprintf("%s %q %v", resp.Status, b, err)
+	}()
+	within(t, started, "the call's handler")
+	start := time.Now()
+	resp, _ := rawRequest(t, ts, "POST", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`,
+		"Content-Type: application/json", "Accept: application/json", SessionIDHeader+": "+sid)
+	if resp.StatusCode != 202 {
+		t.Fatalf("the cancel: %s", resp.Status)
+	}
+	var got string
+	select {
+	case got = <-done:
+	case <-time.After(patience):
+		t.Fatal("the cancelled call's POST was not answered")
+	}
+	t.Logf("the cancelled call's JSON POST: %s, %v after the cancel", got, time.Since(start).Round(time.Millisecond))
+	if got != `202 Accepted "" <nil>` {
+		t.Fatalf("the JSON POST of a cancelled call: %s, want 202 with no body", got)
+	}
+	ts.mu.Lock()
+	ss := ts.sessions[sid]
+	ts.mu.Unlock()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if len(ss.byRead) != 0 || len(ss.streams) != 1 {
+		t.Fatalf("after the cancel: %d streams awaiting a reply, %d kept, want 0 and the standalone one", len(ss.byRead), len(ss.streams))
 	}
 }

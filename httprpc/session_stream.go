@@ -138,7 +138,9 @@ func (st *stream) resumable(seq uint64) bool {
 }
 
 // writeJSON writes st's reply as the application/json body of the
-// response, once it is in, or answers 404 if the session ends first.
+// response, once it is in; answers 202 Accepted, with no body, once the
+// client has cancelled its calls (no reply comes), or 404 if the session
+// ends first.
 func (ss *session) writeJSON(w http.ResponseWriter, r *http.Request, st *stream) {
 	for {
 		ss.mu.Lock()
@@ -149,6 +151,13 @@ func (ss *session) writeJSON(w http.ResponseWriter, r *http.Request, st *stream)
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set(SessionIDHeader, ss.id)
 			_, _ = w.Write(data)
+			return
+		}
+		if st.cancelled { // its calls were cancelled: no reply comes
+			ss.forget(st)
+			ss.mu.Unlock()
+			w.Header().Set(SessionIDHeader, ss.id)
+			w.WriteHeader(http.StatusAccepted)
 			return
 		}
 		closed, wake := ss.cause != nil, st.wake

@@ -8,7 +8,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"runtime/metrics"
 	"strings"
@@ -132,5 +134,53 @@ func TestSessionCancelledJSONCallAnswered(t *testing.T) {
 	defer ss.mu.Unlock()
 	if len(ss.byRead) != 0 || len(ss.streams) != 1 {
 		t.Fatalf("after the cancel: %d streams awaiting a reply, %d kept, want 0 and the standalone one", len(ss.byRead), len(ss.streams))
+	}
+}
+
+// lanListener reports a LAN address as each connection's local address:
+// what a server listening on ":8931" (all interfaces) sees of a connection
+// made to the machine's LAN address, here made over loopback.
+type lanListener struct{ net.Listener }
+
+func (l lanListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return lanConn{c}, nil
+}
+
+type lanConn struct{ net.Conn }
+
+func (lanConn) LocalAddr() net.Addr { return &net.TCPAddr{IP: net.IPv4(192, 168, 1, 5), Port: 8931} }
+
+// TestSessionRefusesReboundLANHost pins the review's finding 2: a page
+// whose name an attacker rebinds to the machine's LAN address (a server
+// listening on all interfaces, as mcptool -http :8931 does, is reached
+// there) sends its own name as Host and Origin, and the SessionServer's
+// defaults started a session for it (200). Now a server reached at an
+// address other than loopback answers, by default, to IP literals and
+// localhost names only: a name must be listed in AllowedHosts.
+func TestSessionRefusesReboundLANHost(t *testing.T) {
+	lan := func(hs *httptest.Server) { hs.Listener = lanListener{hs.Listener} }
+	ts := startSessionsWith(t, &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}}, lan)
+	for _, tc := range []struct {
+		host, origin string
+		want         int
+	}{
+		{"rebind.attacker.example:8931", "http://rebind.attacker.example:8931", 403},
+		{"rebind.attacker.example:8931", "", 403},
+		{"192.168.1.5:8931", "http://192.168.1.5:8931", 200},
+		{"localhost:8931", "", 200},
+	} {
+		resp, body := postAs(t, ts.hs.Client(), ts.url, tc.host, tc.origin, initialize)
+		t.Logf("Host %s, Origin %q on a server reached at its LAN address: %s %.100q", tc.host, tc.origin, resp.Status, body)
+		if resp.StatusCode != tc.want {
+			t.Errorf("Host %s, Origin %q: %s, want %d", tc.host, tc.origin, resp.Status, tc.want)
+		}
+	}
+	listed := startSessionsWith(t, &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}, AllowedHosts: []string{"mybox.lan"}}, lan)
+	if resp, _ := postAs(t, listed.hs.Client(), listed.url, "mybox.lan:8931", "http://mybox.lan:8931", initialize); resp.StatusCode != 200 {
+		t.Errorf("a name listed in AllowedHosts: %s, want 200", resp.Status)
 	}
 }

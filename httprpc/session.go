@@ -177,13 +177,14 @@ type SessionServer struct {
 	// AllowedHosts lists the names the endpoint answers to, as path.Match
 	// patterns matched against the Host header without its port
 	// ("mcp.example.com", "*.example.com"); a request naming another host
-	// gets 403. By default a server listening on loopback answers to
-	// loopback names only (localhost, 127.0.0.1, [::1]), so that a page
-	// whose name an attacker rebinds to 127.0.0.1 cannot reach it (DNS
-	// rebinding: such a page's Host and Origin both carry the attacker's
-	// name), and a server elsewhere to any name: list yours. A server on
-	// loopback behind a reverse proxy that passes the public Host on must
-	// list it too.
+	// gets 403; "*" takes any name. By default a server answers to no
+	// name it was not given: reached on loopback, to loopback names only
+	// (localhost, 127.0.0.1, [::1]); reached at another address (listening
+	// on all interfaces, say), to IP literals and localhost names. So a
+	// page whose name an attacker rebinds to an address of this machine
+	// cannot reach it (DNS rebinding: such a page's Host and Origin both
+	// carry the attacker's name). A server reached by a name, or behind a
+	// reverse proxy that passes the public Host on, lists it.
 	AllowedHosts []string
 
 	// OriginPatterns lists the hosts of other origins whose browser pages

@@ -63,7 +63,7 @@ func (ss *sessions) ServeRPC(ctx context.Context, req *jsonrpc.Request) (any, er
 
 // serveHTTP serves MCP's Streamable HTTP transport on addr until SIGINT or
 // SIGTERM, then lets running tools finish within shutdownTimeout.
-func serveHTTP(addr, fallbackRoot string, log *slog.Logger) error {
+func serveHTTP(addr, fallbackRoot string, allowedHosts []string, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -78,6 +78,9 @@ func serveHTTP(addr, fallbackRoot string, log *slog.Logger) error {
 		},
 		OnConnect:    ss.connect,
 		OnDisconnect: ss.disconnect,
+		// The names it is reached by; by default localhost names and IP
+		// addresses only (DNS rebinding).
+		AllowedHosts: allowedHosts,
 	}
 	mux := http.NewServeMux()
 	mux.Handle(mcpPath, mcp)

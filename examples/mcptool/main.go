@@ -32,6 +32,12 @@
 //
 //	mcptool -http 127.0.0.1:8931 -root /home/me/notes
 //
+// It answers to localhost names and IP addresses only (a page whose name
+// an attacker points at this machine is refused: DNS rebinding); a server
+// reached by a name lists it with -allowed-hosts:
+//
+//	mcptool -http :8931 -root /srv/notes -allowed-hosts notes.example.com
+//
 // It speaks revisions 2025-11-25, 2025-06-18 and 2025-03-26 of the
 // specification. Diagnostics go to stderr, never to stdout, which carries
 // only protocol messages.
@@ -42,6 +48,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/stdio"
@@ -51,8 +58,9 @@ func main() {
 	rootDir := flag.String("root", "", "the directory to serve when the client lists no roots")
 	level := flag.String("log-level", "info", "what to log on stderr: debug, info, warn or error")
 	httpAddr := flag.String("http", "", "serve MCP's Streamable HTTP transport on this address (at /mcp) instead of stdio")
+	allowedHosts := flag.String("allowed-hosts", "", "with -http: the host names clients reach the server by, comma-separated (\"*\" for any); by default only localhost names and IP addresses")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: mcptool [-root DIR] [-log-level info] [-http ADDR]\n\nAn MCP server on stdin/stdout (newline-delimited JSON-RPC), or over Streamable HTTP with -http.\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mcptool [-root DIR] [-log-level info] [-http ADDR [-allowed-hosts NAMES]]\n\nAn MCP server on stdin/stdout (newline-delimited JSON-RPC), or over Streamable HTTP with -http.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -63,7 +71,11 @@ func main() {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 	if *httpAddr != "" {
-		if err := serveHTTP(*httpAddr, *rootDir, log); err != nil {
+		var hosts []string
+		if *allowedHosts != "" {
+			hosts = strings.Split(*allowedHosts, ",")
+		}
+		if err := serveHTTP(*httpAddr, *rootDir, hosts, log); err != nil {
 			log.Warn("serving HTTP failed", "err", err)
 			os.Exit(1)
 		}

@@ -63,10 +63,10 @@ func TestSessionAcceptMostSpecific(t *testing.T) {
 	}
 	for accept, want := range map[string][2]float64{ // JSON, event stream
 		"application/json, text/event-stream": {1, 1},
-		"text/event-stream;q=0.5, */*;q=0.1":   {0.1, 0.5},
-		"application/*;q=0, application/json":  {1, 0},
-		"text/*, application/json;q=0":         {0, 1},
-		"TEXT/EVENT-STREAM;Q=0, */*":           {1, 0},
+		"text/event-stream;q=0.5, */*;q=0.1":  {0.1, 0.5},
+		"application/*;q=0, application/json": {1, 0},
+		"text/*, application/json;q=0":        {0, 1},
+		"TEXT/EVENT-STREAM;Q=0, */*":          {1, 0},
 	} {
 		r := &http.Request{Header: http.Header{"Accept": {accept}}}
 		j, _ := acceptQ(r, "application/json")

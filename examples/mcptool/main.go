@@ -8,7 +8,9 @@
 // Its tools work on the files under a root, the first file:// root the
 // client lists in reply to roots/list (asked for once the tools need it,
 // and again after notifications/roots/list_changed), or the -root
-// directory for a client that declares no roots:
+// directory for a client that declares no roots. Over HTTP, where the
+// client is whoever reaches the port, -root is required and bounds every
+// client: a root it lists outside -root is refused:
 //
 //   - list_files: the files under a directory of the root, with sizes;
 //   - read_file: a file's text; paths that leave the root are refused;
@@ -55,7 +57,7 @@ import (
 )
 
 func main() {
-	rootDir := flag.String("root", "", "the directory to serve when the client lists no roots")
+	rootDir := flag.String("root", "", "the directory to serve when the client lists no roots; with -http, required, and the bound of every root a client lists")
 	level := flag.String("log-level", "info", "what to log on stderr: debug, info, warn or error")
 	httpAddr := flag.String("http", "", "serve MCP's Streamable HTTP transport on this address (at /mcp) instead of stdio")
 	allowedHosts := flag.String("allowed-hosts", "", "with -http: the host names clients reach the server by, comma-separated (\"*\" for any); by default only localhost names and IP addresses")

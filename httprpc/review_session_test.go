@@ -184,3 +184,106 @@ func TestSessionRefusesReboundLANHost(t *testing.T) {
 		t.Errorf("a name listed in AllowedHosts: %s, want 200", resp.Status)
 	}
 }
+
+// TestSessionLocalClientsNotLockedOut pins the review's finding 4:
+// MaxSessionsPerClient, which tells clients apart by IP address without
+// Identity, is one bucket for every client on loopback, and one
+// notification after initialize made a session used (IdleTimeout, 10 min,
+// instead of UnusedTimeout): one local client that started 100 sessions
+// and sent one notification on each held them all (100 alive after 5
+// UnusedTimeouts), and another local client got 429. Now a notification
+// is no use, so they expire; and even before, a newer session of the same
+// address ends the oldest unused one instead of being refused
+// (TestSessionPerClientEvictsUnused).
+func TestSessionLocalClientsNotLockedOut(t *testing.T) {
+	ts := startSessions(t, &SessionServer{
+		Peer:          jsonrpc.Options{Handler: testMux()},
+		StartMethods:  DefaultStartMethods,
+		UnusedTimeout: 200 * time.Millisecond,
+	})
+	hog := &http.Client{Transport: &http.Transport{}}
+	defer hog.CloseIdleConnections()
+	post := func(hc *http.Client, sid, body string) *http.Response {
+		req, _ := http.NewRequestWithContext(testCtx(t, wait), http.MethodPost, ts.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		if sid != "" {
+			req.Header.Set(SessionIDHeader, sid)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for i := range DefaultMaxSessionsPerClient {
+		resp := post(hog, "", initialize)
+		sid := resp.Header.Get(SessionIDHeader)
+		if resp.StatusCode != 200 || sid == "" {
+			t.Fatalf("session %d: %s", i, resp.Status)
+		}
+		if resp := post(hog, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != 202 {
+			t.Fatalf("notification %d: %s", i, resp.Status)
+		}
+	}
+	for end := time.Now().Add(wait); ts.Sessions() > 0 && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	victim := &http.Client{Transport: &http.Transport{}}
+	defer victim.CloseIdleConnections()
+	resp := post(victim, "", initialize)
+	t.Logf("one client's sessions alive after their UnusedTimeout: %d; another client's initialize: %s", ts.Sessions(), resp.Status)
+	if resp.StatusCode != 200 {
+		t.Fatalf("another local client, after one client started %d sessions: %s", DefaultMaxSessionsPerClient, resp.Status)
+	}
+}
+
+// TestSessionPerClientEvictsUnused pins the rest of finding 4: past
+// MaxSessionsPerClient, a client's newer session ends its oldest one that
+// is not used and has nothing going on, rather than be refused; a session
+// with a call made, or a stream open, is never ended so; 429 only when
+// every session of the client is in use.
+func TestSessionPerClientEvictsUnused(t *testing.T) {
+	ts := startSessions(t, &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}, StartMethods: DefaultStartMethods, MaxSessionsPerClient: 3})
+	start := func() (string, int) {
+		resp, _ := rawRequest(t, ts, "POST", initialize, "Content-Type: application/json", "Accept: application/json")
+		return resp.Header.Get(SessionIDHeader), resp.StatusCode
+	}
+	call := func(sid string) int {
+		resp, _ := rawRequest(t, ts, "POST", `{"jsonrpc":"2.0","id":2,"method":"echo"}`, "Content-Type: application/json", "Accept: application/json", SessionIDHeader+": "+sid)
+		return resp.StatusCode
+	}
+	used, _ := start()
+	if call(used) != 200 {
+		t.Fatal("a call")
+	}
+	listening, _ := start() // unused, but its GET stream is open
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(SessionIDHeader, listening)
+	gresp, err := ts.hs.Client().Do(req)
+	if err != nil || gresp.StatusCode != 200 {
+		t.Fatalf("GET: %v", err)
+	}
+	defer gresp.Body.Close()
+	unused, _ := start()
+	newer, code := start()
+	if code != 200 {
+		t.Fatalf("a fourth session of one client, with one unused: %d, want 200", code)
+	}
+	if call(unused) != 404 || call(used) != 200 || call(newer) != 200 {
+		t.Fatal("the oldest unused session must have made room, and only it")
+	}
+	if _, code := start(); code != 429 {
+		t.Fatalf("a fourth session of one client whose sessions are all in use: %d, want 429", code)
+	}
+	cancel()
+	gresp.Body.Close()
+	if code := call(listening); code != 200 {
+		t.Fatalf("the listening session: %d, want 200 (never ended while its stream was open)", code)
+	}
+}

@@ -215,9 +215,11 @@ type SessionServer struct {
 	IdleTimeout time.Duration
 
 	// UnusedTimeout ends, as IdleTimeout does (when shorter), a session
-	// whose client has sent nothing since the request that started it: a
-	// client that starts sessions and abandons them holds each this long,
-	// not IdleTimeout. Default: DefaultUnusedTimeout; negative: only
+	// that is not used: whose client has made no call since the request
+	// that started it (notifications, such as MCP's
+	// notifications/initialized, and GETs do not count). A client that
+	// starts sessions and abandons them holds each this long, not
+	// IdleTimeout. Default: DefaultUnusedTimeout; negative: only
 	// IdleTimeout applies.
 	UnusedTimeout time.Duration
 
@@ -227,10 +229,15 @@ type SessionServer struct {
 	MaxSessions int
 
 	// MaxSessionsPerClient bounds the sessions alive at once of one
-	// client, told apart by Identity when set, else by IP address; past
-	// it, a request that would start one gets 429, so that one client
-	// cannot take all of MaxSessions. Default:
-	// DefaultMaxSessionsPerClient; negative: no limit.
+	// client, told apart by Identity when set, else by IP address, so
+	// that one client cannot take all of MaxSessions. A request that
+	// would pass it ends that client's oldest session that is not used
+	// (see UnusedTimeout) and has nothing going on (no request being
+	// served, no stream open), to make room; if every session of the
+	// client is in use, it gets 429. Without Identity every client on
+	// one address is one client (on loopback, every local process): set
+	// Identity to tell them apart. Default: DefaultMaxSessionsPerClient;
+	// negative: no limit.
 	MaxSessionsPerClient int
 
 	// MaxBufferedBytes bounds, per session, the bytes of the events kept:
@@ -277,7 +284,7 @@ type SessionServer struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
-	clients  map[string]int // sessions alive per client (MaxSessionsPerClient)
+	clients  map[string][]*session // sessions alive per client, oldest first (MaxSessionsPerClient)
 	closing  bool
 	bodies   chan struct{}  // the MaxBodies semaphore, nil for no limit
 	once     sync.Once      // makes bodies

@@ -40,7 +40,7 @@ type session struct {
 	closed    chan struct{}              // closed by end
 	cause     error                      // why it ended
 	busy      int                        // requests being served now
-	requests  int                        // requests served so far, the one that started it included
+	used      bool                       // a call came after the request that started it
 	room      chan struct{}              // closed (and replaced) when unsent events leave or a writer detaches
 	active    time.Time                  // when the last request ended, or the session began
 	idle      *time.Timer                // ends the session once idle; nil without IdleTimeout

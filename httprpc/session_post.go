@@ -41,7 +41,9 @@ func (s *SessionServer) servePost(w http.ResponseWriter, r *http.Request) {
 	var ss *session
 	switch {
 	case r.Header.Get(SessionIDHeader) != "":
-		ss = s.lookup(w, r)
+		if ss = s.lookup(w, r); ss != nil && len(p.ids) > 0 {
+			ss.markUsed()
+		}
 	case !s.starts(p):
 		http.Error(w, "missing "+SessionIDHeader+" header: a session starts with a request of "+strings.Join(s.startMethods(), ", ")+" only", http.StatusBadRequest)
 		return

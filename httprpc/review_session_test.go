@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -285,5 +287,205 @@ func TestSessionPerClientEvictsUnused(t *testing.T) {
 	gresp.Body.Close()
 	if code := call(listening); code != 200 {
 		t.Fatalf("the listening session: %d, want 200 (never ended while its stream was open)", code)
+	}
+}
+
+// TestSessionNoGETClientKeepsSession pins the review's finding 11: a
+// client that never opens the GET stream (the transport makes it
+// optional) lost its session once the server had pushed MaxBufferedBytes
+// of notifications outside any call, although it read every stream it
+// opened (after 62 pushes of 1 KB with a budget of 64 KiB, its next call
+// got 404). Now those pushes are dropped past a quarter of the budget, and
+// the session lives.
+func TestSessionNoGETClientKeepsSession(t *testing.T) {
+	ts := startSessions(t, &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}, MaxBufferedBytes: 64 << 10})
+	sid := startSession(t, ts)
+	p := ts.nextPeer(t)
+	note := strings.Repeat("n", 1000)
+	pushed, calls := 0, 0
+	var callErr string
+	for i := range 200 {
+		if err := p.Notify(testCtx(t, wait), "log", []string{note}); err != nil {
+			break
+		}
+		pushed++
+		if i%10 == 9 { // the client is busy with calls meanwhile, and reads them whole
+			resp, body := rawRequest(t, ts, "POST", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":[%d]}`, 100+i, i),
+				"Content-Type: application/json", "Accept: application/json, text/event-stream", SessionIDHeader+": "+sid)
+			if resp.StatusCode != 200 {
+				callErr = resp.Status + " " + body
+				break
+			}
+			calls++
+		}
+	}
+	t.Logf("pushed %d notifications of 1 KB, %d calls answered meanwhile; sessions: %d", pushed, calls, ts.Sessions())
+	if callErr != "" || pushed != 200 || ts.Sessions() != 1 {
+		t.Fatalf("a client reading every stream it opened lost its session after %d pushes (%d calls): %s", pushed, calls, callErr)
+	}
+}
+
+// orphanCalls posts n calls of method gate to session sid, accepting an
+// event stream, and drops each response once its headers are in, as a
+// client that goes away before the reply; it returns once the server has
+// seen every client go.
+func orphanCalls(t *testing.T, ts *sessionServer, sid string, first, n int) {
+	t.Helper()
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	defer hc.CloseIdleConnections()
+	var next atomic.Int64
+	next.Store(int64(first))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(first+n); i = next.Add(1) {
+				ctx, cancel := context.WithCancel(context.Background())
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.url, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"gate"}`, i)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set(SessionIDHeader, sid)
+				resp, err := hc.Do(req)
+				if err == nil {
+					resp.Body.Close() // after the headers: the client goes
+				} else {
+					t.Error(err)
+				}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	ss := ts.session(sid)
+	for end := time.Now().Add(3 * wait); ; time.Sleep(10 * time.Millisecond) {
+		ss.mu.Lock()
+		writers := 0
+		for _, st := range ss.streams {
+			if st.writer != nil {
+				writers++
+			}
+		}
+		ss.mu.Unlock()
+		if writers == 0 {
+			return
+		} else if time.Now().After(end) {
+			t.Fatalf("%d streams still written", writers)
+		}
+	}
+}
+
+// session returns the session sid names.
+func (ts *sessionServer) session(sid string) *session {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.sessions[sid]
+}
+
+// repliesIn waits until no stream of ss awaits a reply.
+func repliesIn(t *testing.T, ss *session) {
+	t.Helper()
+	for end := time.Now().Add(3 * wait); ; time.Sleep(10 * time.Millisecond) {
+		ss.mu.Lock()
+		n := len(ss.byRead)
+		ss.mu.Unlock()
+		if n == 0 {
+			return
+		} else if time.Now().After(end) {
+			t.Fatalf("%d replies not in", n)
+		}
+	}
+}
+
+// unsentKept counts ss's streams whose reply is in but not sent, and what
+// ss counts against its budget.
+func unsentKept(ss *session) (unsent, counted int) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for num, st := range ss.streams {
+		if num != 0 && st.ended && st.sent < st.last {
+			unsent++
+		}
+	}
+	return unsent, ss.bytes
+}
+
+// TestSessionOrphanStreamsBounded pins the review's finding 5: a stream
+// whose client left before its reply was kept for the session's life,
+// without a cap, counted at its reply's length (38 B) while it held 369
+// B: 4,000 of them after two rounds of 2,000, 9.7 times what was counted
+// (at the 1 MiB budget, some 27,600 such streams, 10 MiB of heap, per
+// session). Now such a stream is kept for a resumption as an ended stream
+// is, among the last maxDoneStreams of its session, and each is counted
+// at what it holds (streamOverhead, and each event at its length plus
+// eventOverhead): measured over 40 sessions, the heap they hold is within
+// what is counted.
+func TestSessionOrphanStreamsBounded(t *testing.T) {
+	var gate atomic.Value
+	m := testMux()
+	m.HandleFunc("gate", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+		select {
+		case <-gate.Load().(chan struct{}):
+		case <-ctx.Done():
+		}
+		return 1, nil
+	})
+	ts := startSessions(t, &SessionServer{Peer: jsonrpc.Options{Handler: m, MaxConcurrent: -1}})
+	round := func(sids []string, first, n int) {
+		g := make(chan struct{})
+		gate.Store(g)
+		var open sync.Once
+		defer open.Do(func() { close(g) }) // on a failure too
+		for _, sid := range sids {
+			orphanCalls(t, ts, sid, first, n)
+		}
+		open.Do(func() { close(g) })
+		for _, sid := range sids {
+			repliesIn(t, ts.session(sid))
+		}
+	}
+
+	sid := startSession(t, ts)
+	ss := ts.session(sid)
+	round([]string{sid}, 0, 2000)
+	u1, c1 := unsentKept(ss)
+	before := liveHeap()
+	round([]string{sid}, 2000, 2000)
+	after := liveHeap()
+	u2, c2 := unsentKept(ss)
+	t.Logf("one session, streams whose client left before the reply: %d kept after 2,000, %d after 4,000; counted %d then %d bytes; the second 2,000 grew the heap %+d bytes",
+		u1, u2, c1, c2, int64(after)-int64(before))
+	if u2 > maxDoneStreams || int64(after)-int64(before) > int64(2*c2+256<<10) {
+		t.Fatalf("%d streams kept (at most %d wanted), heap %+d bytes for %d counted", u2, maxDoneStreams, int64(after)-int64(before), c2)
+	}
+
+	const sessions = 40
+	var sids []string
+	for range sessions {
+		sids = append(sids, startSession(t, ts))
+	}
+	counted := func() (n int) {
+		for _, sid := range sids {
+			_, c := unsentKept(ts.session(sid))
+			n += c
+		}
+		return n
+	}
+	round(sids, 0, maxDoneStreams)
+	// What the kept streams hold: the heap they free when forgotten (the
+	// maps that grew for 64 calls at once stay grown either way).
+	kept, held, before := 0, counted(), liveHeap()
+	for _, sid := range sids {
+		ss := ts.session(sid)
+		ss.mu.Lock()
+		kept += len(ss.done)
+		for len(ss.done) > 0 {
+			ss.forget(ss.done[0])
+		}
+		ss.mu.Unlock()
+	}
+	freed, uncounted := int64(before)-int64(liveHeap()), int64(held-counted())
+	t.Logf("%d streams kept whose client left before the reply (%d sessions) held %d bytes of heap (%d each), counted %d (%d each)",
+		kept, sessions, freed, freed/int64(kept), uncounted, uncounted/int64(kept))
+	if kept != sessions*maxDoneStreams || freed > uncounted+uncounted/4 {
+		t.Fatalf("%d streams kept held %d bytes of heap, %d counted", kept, freed, uncounted)
 	}
 }

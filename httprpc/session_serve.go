@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -38,6 +39,14 @@ func (s *SessionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 	}
+}
+
+// logger is Peer.Logger, or a silent one.
+func (s *SessionServer) logger() *slog.Logger {
+	if s.Peer.Logger != nil {
+		return s.Peer.Logger
+	}
+	return silent
 }
 
 func (s *SessionServer) versions() []string {

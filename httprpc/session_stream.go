@@ -33,14 +33,19 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 		close(old.stop)
 	}
 	st.writer = a
+	if st.num == 0 {
+		ss.getOpened = true
+	}
 	ss.mu.Unlock()
 	defer func() {
 		ss.mu.Lock()
 		if st.writer == a {
 			st.writer = nil
 			ss.wakeRoom() // a write waiting for room may have to give up
-			if st.cancelled {
-				ss.retire(st) // its calls were cancelled: its client let it go
+			if st.cancelled || st.ended {
+				// Its calls were cancelled, or its reply is in (sent whole
+				// or not): kept for a resumption, within maxDoneStreams.
+				ss.retire(st)
 			}
 		}
 		ss.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -487,5 +488,70 @@ func TestSessionOrphanStreamsBounded(t *testing.T) {
 		kept, sessions, freed, freed/int64(kept), uncounted, uncounted/int64(kept))
 	if kept != sessions*maxDoneStreams || freed > uncounted+uncounted/4 {
 		t.Fatalf("%d streams kept held %d bytes of heap, %d counted", kept, freed, uncounted)
+	}
+}
+
+// records is a slog.Handler that keeps the records of level Info and
+// above.
+type records struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *records) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+func (h *records) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool { msg += " " + a.String(); return true })
+	h.msgs = append(h.msgs, msg)
+	return nil
+}
+func (h *records) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *records) WithGroup(string) slog.Handler      { return h }
+
+// TestSessionDeleteIsCleanEnd pins a newcomer's finding: a client's
+// DELETE, the normal end of a session, was logged as "connection ended
+// cause=read failed: httprpc: session deleted by the client" at Info, and
+// OnDisconnect and the Peer's Wait got that error. Now it is a clean end,
+// as Close is: the handlers' contexts are cancelled, Wait and
+// OnDisconnect's cause are nil, and nothing is logged at Info or above.
+func TestSessionDeleteIsCleanEnd(t *testing.T) {
+	logs := &records{}
+	m := testMux()
+	started := make(chan struct{}, 1)
+	m.HandleFunc("hold", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	ts := startSessions(t, &SessionServer{Peer: jsonrpc.Options{Handler: m, Logger: slog.New(logs)}})
+	sid := startSession(t, ts)
+	server := ts.nextPeer(t)
+	held := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(testCtx(t, wait), http.MethodPost, ts.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"hold"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set(SessionIDHeader, sid)
+		resp, err := ts.hs.Client().Do(req)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		held <- err
+	}()
+	within(t, started, "the held call")
+	if resp, _ := rawRequest(t, ts, "DELETE", "", SessionIDHeader+": "+sid); resp.StatusCode != 204 {
+		t.Fatalf("DELETE: %s", resp.Status)
+	}
+	cause := ts.nextEnd(t)
+	werr := waitErr(t, "the server Peer", server)
+	within(t, held, "the held call's stream to end")
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	t.Logf("after DELETE: OnDisconnect's cause %v, Wait %v, logged %q", cause, werr, logs.msgs)
+	if cause != nil || werr != nil || len(logs.msgs) > 0 {
+		t.Fatalf("DELETE, a clean end: cause %v, Wait %v, logged %q; want nil, nil and nothing", cause, werr, logs.msgs)
 	}
 }

@@ -75,8 +75,9 @@ var ErrSlowClient = errors.New("httprpc: client does not read its event streams"
 // for IdleTimeout.
 var ErrSessionIdle = errors.New("httprpc: session idle")
 
-// ErrSessionDeleted is the cause a session ends with when its client
-// sends DELETE.
+// ErrSessionDeleted is why a request naming a session its client deleted
+// (DELETE) fails. The session's Peer ends cleanly then, as if closed: its
+// Wait returns nil, and OnDisconnect gets a nil cause.
 var ErrSessionDeleted = errors.New("httprpc: session deleted by the client")
 
 // errShutdown is the cause of the sessions Shutdown ends.
@@ -170,8 +171,8 @@ type SessionServer struct {
 
 	// OnDisconnect, if set, is called once a session has ended and its
 	// handlers have returned, with its Peer and why it ended (as Peer.Wait
-	// returns it: wrapping ErrSessionDeleted, ErrSessionIdle or
-	// ErrSlowClient, say).
+	// returns it: wrapping ErrSessionIdle or ErrSlowClient, say); nil for
+	// a clean end (the client's DELETE, a Close).
 	OnDisconnect func(p *jsonrpc.Peer, cause error)
 
 	// AllowedHosts lists the names the endpoint answers to, as path.Match

@@ -86,14 +86,19 @@ func (s *SessionServer) lookup(w http.ResponseWriter, r *http.Request) *session 
 	return ss
 }
 
-// serveDelete ends the session r names.
+// serveDelete ends the session r names: a clean end, as Close is (its
+// handlers' contexts are cancelled, its Peer's Wait returns nil, and
+// nothing is logged), since the client said it is done.
 func (s *SessionServer) serveDelete(w http.ResponseWriter, r *http.Request) {
 	ss := s.lookup(w, r)
 	if ss == nil {
 		return
 	}
 	s.drop(ss)
-	ss.end(ErrSessionDeleted)
+	if p := ss.getPeer(); p != nil {
+		p.Close()
+	}
+	ss.end(ErrSessionDeleted) // what its streams and POSTs see, if Close has not ended it
 	w.WriteHeader(http.StatusNoContent)
 }
 

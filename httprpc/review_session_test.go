@@ -555,3 +555,85 @@ func TestSessionDeleteIsCleanEnd(t *testing.T) {
 		t.Fatalf("DELETE, a clean end: cause %v, Wait %v, logged %q; want nil, nil and nothing", cause, werr, logs.msgs)
 	}
 }
+
+// TestSessionCORSWithAuth pins a newcomer's finding on CORS with
+// authentication in front of the SessionServer: a browser's preflight
+// carries no Authorization header, so middleware that refuses it breaks
+// every page, and a refusal (401) without the CORS headers cannot be read
+// by the page. With SessionServer.CORS, such middleware answers the
+// preflights of the allowed origins and marks its own refusals for them;
+// Identity binds the session to the user the middleware signed in.
+func TestSessionCORSWithAuth(t *testing.T) {
+	type userKey struct{}
+	srv := &SessionServer{
+		Peer:           jsonrpc.Options{Handler: testMux()},
+		OriginPatterns: []string{"app.example.com"},
+		Identity: func(r *http.Request) (string, error) {
+			user, _ := r.Context().Value(userKey{}).(string)
+			return user, nil
+		},
+	}
+	ts := startSessionsWith(t, srv, func(hs *httptest.Server) {
+		hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if srv.CORS(w, r) {
+				return // a preflight, answered
+			}
+			user, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok {
+				http.Error(w, "sign in first", http.StatusUnauthorized)
+				return
+			}
+			srv.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
+		})
+	})
+	do := func(method, origin, auth string) *http.Response {
+		var body io.Reader
+		if method == http.MethodPost {
+			body = strings.NewReader(initialize)
+		}
+		req, _ := http.NewRequestWithContext(testCtx(t, wait), method, ts.url, body)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		if method == http.MethodOptions {
+			req.Header.Set("Access-Control-Request-Method", "POST")
+			req.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
+		}
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := ts.hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	const app = "https://app.example.com"
+	for _, tc := range []struct {
+		method, origin, auth string
+		status               int
+		allowOrigin          string
+	}{
+		{http.MethodOptions, app, "", 204, app},
+		{http.MethodPost, app, "", 401, app},
+		{http.MethodPost, app, "Bearer ada", 200, app},
+		{http.MethodOptions, "https://evil.example", "", 401, ""},
+		{http.MethodPost, "https://evil.example", "", 401, ""},
+		{http.MethodPost, "https://evil.example", "Bearer ada", 403, ""},
+	} {
+		resp := do(tc.method, tc.origin, tc.auth)
+		h := resp.Header
+		if resp.StatusCode != tc.status || h.Get("Access-Control-Allow-Origin") != tc.allowOrigin || len(h.Values("Vary")) > 1 {
+			t.Errorf("%s from %s (%q): %s, Access-Control-Allow-Origin %q, Vary %q; want %d and %q",
+				tc.method, tc.origin, tc.auth, resp.Status, h.Get("Access-Control-Allow-Origin"), h.Values("Vary"), tc.status, tc.allowOrigin)
+		}
+		if tc.method == http.MethodOptions && tc.status == 204 && !strings.Contains(h.Get("Access-Control-Allow-Headers"), "Authorization") {
+			t.Errorf("the preflight's Access-Control-Allow-Headers %q lacks Authorization", h.Get("Access-Control-Allow-Headers"))
+		}
+		if tc.status == 200 && h.Get("Access-Control-Expose-Headers") != SessionIDHeader {
+			t.Errorf("the page cannot read the session id: Access-Control-Expose-Headers %q", h.Get("Access-Control-Expose-Headers"))
+		}
+	}
+}

@@ -35,6 +35,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/peerwire/jsonrpc"
@@ -282,6 +283,8 @@ type SessionServer struct {
 	// long as its call (the standalone one, as long as its client keeps
 	// it).
 	MaxStreamDuration time.Duration
+
+	shutting atomic.Bool // Shutdown was called (what a stream ended by it says)
 
 	mu       sync.Mutex
 	sessions map[string]*session

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/peerwire/jsonrpc"
@@ -25,7 +26,7 @@ func (s *SessionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // a preflight, answered
 	}
 	if v := r.Header.Get(ProtocolVersionHeader); v != "" && !slices.Contains(s.versions(), v) {
-		http.Error(w, "unsupported "+ProtocolVersionHeader+": "+v, http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("unsupported %s %q: this server supports %s", ProtocolVersionHeader, v, strings.Join(s.versions(), ", ")), http.StatusBadRequest)
 		return
 	}
 	switch r.Method {
@@ -260,11 +261,15 @@ func (s *SessionServer) Sessions() int {
 
 // Shutdown stops starting sessions, ends every session (their Peers shut
 // down: running handlers may finish and their replies go out within ctx),
-// and waits until each has ended and OnDisconnect has returned. If ctx
+// and waits until each has ended and OnDisconnect has returned. Each event
+// stream still open ends with an event that says the session ended, so
+// that a client learns it at once rather than try to resume it (Dial's
+// Peer ends with ErrSessionExpired). If ctx
 // ends first, the sessions left are closed at once (their handlers' ctxs
 // are cancelled) and Shutdown returns ctx's error without waiting for
 // handlers that do not return.
 func (s *SessionServer) Shutdown(ctx context.Context) error {
+	s.shutting.Store(true)
 	s.mu.Lock()
 	s.closing = true
 	all := make([]*session, 0, len(s.sessions))

@@ -89,13 +89,21 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 			buf = appendEvent(buf, eventID(st.num, e.seq), e.data)
 			cursor = e.seq
 		}
-		over := len(evs) == 0 && (st.ended && cursor >= st.last || ss.cause != nil)
+		complete := st.ended && cursor >= st.last
+		over := len(evs) == 0 && (complete || ss.cause != nil)
 		wake := st.wake
 		ss.mu.Unlock()
 		if len(buf) > 0 {
 			continue
 		}
 		if over {
+			if !complete {
+				// The session ended first: say so, or a client would
+				// resume the stream of a session that is gone.
+				_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+				_, _ = w.Write(ss.endedEvent())
+				_ = rc.Flush()
+			}
 			return
 		}
 		select {
@@ -110,6 +118,18 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 			return
 		}
 	}
+}
+
+// endedEvent is the last event of a stream that ends because its session
+// ended: a client of ours (Dial) ends at once, with ErrSessionExpired,
+// instead of resuming it; other readers do not dispatch an event of a type
+// they do not know.
+func (ss *session) endedEvent() []byte {
+	why := "session ended"
+	if ss.srv.shutting.Load() {
+		why = "server shutting down"
+	}
+	return []byte("event: " + sessionEndedEvent + "\ndata: " + why + "\n\n")
 }
 
 // priming is the first event of a response writing st after seq cursor:

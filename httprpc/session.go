@@ -99,10 +99,11 @@ var errShutdown = errors.New("httprpc: server shutting down")
 // all of StartMethods (MCP's initialize by default); any other POST
 // without one gets 400, as does any other request without one.
 //
-// Answers, besides the streams: 202 for a POST with no request; 400 for a
-// request without a session id once it is not a POST that starts one, for
-// a malformed Last-Event-ID, and for an MCP-Protocol-Version not in
-// ProtocolVersions; 403 for a Host or an Origin refused (see AllowedHosts
+// Answers, besides the streams: 202 for a POST with no request, and for a
+// POST taking only JSON whose calls the client cancelled (MCP's dialect
+// answers none); 400 for a request without a session id once it is not a
+// POST that starts one, for a malformed Last-Event-ID, and for an
+// MCP-Protocol-Version not in ProtocolVersions (the body lists those); 403 for a Host or an Origin refused (see AllowedHosts
 // and OriginPatterns) or an Identity error; 404 for a session id unknown,
 // expired, deleted or of another identity (the client must start a new
 // session); 405 for a method other than POST, GET, DELETE and a CORS
@@ -116,7 +117,15 @@ var errShutdown = errors.New("httprpc: server shutting down")
 //
 // A second GET for a stream already being written (the standalone stream,
 // or a resumption) replaces the first, whose response ends: a client that
-// reconnects after a cut may do so before the server sees the cut.
+// reconnects after a cut may do so before the server sees the cut. A
+// stream that ends because its session ended (Shutdown, an expiry) ends
+// with an event of type "session-ended" whose data says why: Dial then
+// ends at once (ErrSessionExpired); other readers do not dispatch it.
+//
+// For MCP, set Peer.Cancel to jsonrpc.MCPCancel and Peer.Progress to
+// jsonrpc.MCPProgress: without them a client's notifications/cancelled
+// does not cancel its call's handler, and jsonrpc.ReportProgress sends
+// nothing.
 //
 // Handlers: a call's handler sees, through its ctx, the values of the
 // context of the HTTP request that carried the call (what middleware put
@@ -129,8 +138,8 @@ var errShutdown = errors.New("httprpc: server shutting down")
 //
 // What the SessionServer bounds by itself: each body (MaxBodySize), the
 // bodies being read at once (MaxBodies), the sessions (MaxSessions, and
-// MaxSessionsPerClient per client), each session's buffered events
-// (MaxBufferedBytes), and a session's inbound and outbound work through
+// MaxSessionsPerClient per client), each session's buffered events and
+// the streams it keeps (MaxBufferedBytes), and a session's inbound and outbound work through
 // Peer's MaxQueuedBytes and MaxOutboundBytes, as for any Peer. What the
 // http.Server must bound: the time a client may take to send its headers
 // and body (ReadHeaderTimeout, ReadTimeout: a POST's body is read to the
@@ -242,19 +251,27 @@ type SessionServer struct {
 	// negative: no limit.
 	MaxSessionsPerClient int
 
-	// MaxBufferedBytes bounds, per session, the bytes of the events kept:
-	// those no client has taken yet, and those sent but kept for a
-	// resumption, which are at most a quarter of it (256 KiB by default).
-	// Sent ones go first, oldest first, when room is needed (a stream
-	// cannot then be resumed from before them: 410). When the events not
-	// yet taken alone would pass it, a handler that sends waits (its
-	// Peer's writes wait) while a client reads a stream holding such
-	// events, as over a WebSocket; with no stream being read, or one whose
-	// client takes nothing for 30 s, the session ends with a cause wrapping
-	// ErrSlowClient. So the events of all sessions hold at most MaxSessions
-	// times MaxBufferedBytes, and those of sessions whose clients keep up
-	// a quarter of that. Default: DefaultMaxBufferedBytes; negative: no
-	// limit.
+	// MaxBufferedBytes bounds, per session, what its events and the
+	// streams kept for resumption hold, each counted at what it holds (an
+	// event at its data's length plus 64 bytes, a stream kept at 256
+	// bytes): the events no client has taken yet, and those sent but kept
+	// for a resumption, which are at most a quarter of it (256 KiB by
+	// default). The streams kept are those whose reply is in, sent whole
+	// or not (its client may have left before it came), the last 64 of
+	// the session. What the server sends outside any call while no GET
+	// has opened the standalone stream (the transport makes it optional)
+	// is kept for such a GET within a quarter of it, the oldest dropped,
+	// and never ends the session. When room is needed, go first, oldest
+	// first: sent events, then streams kept that no client is reading,
+	// then the events of an unopened standalone stream (a stream cannot
+	// then be resumed from before them: 410). When what is left would
+	// still pass it, a handler that sends waits (its Peer's writes wait)
+	// while a client reads a stream holding events not taken yet, as over
+	// a WebSocket; with no stream being read, or one whose client takes
+	// nothing for 30 s, the session ends with a cause wrapping
+	// ErrSlowClient. So the events of all sessions hold at most
+	// MaxSessions times MaxBufferedBytes. Default:
+	// DefaultMaxBufferedBytes; negative: no limit.
 	MaxBufferedBytes int
 
 	// MaxBodySize bounds a POST's body; a larger one gets 413 and is not

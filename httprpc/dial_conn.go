@@ -196,14 +196,23 @@ func statusError(resp *http.Response, method string) *StatusError {
 }
 
 // learnSession keeps the session id a response carries, and opens the
-// standalone stream once there is one.
+// standalone stream once there is one (see openStandalone).
 func (c *clientConn) learnSession(resp *http.Response) {
 	id := resp.Header.Get(SessionIDHeader)
 	c.mu.Lock()
 	if id != "" && c.sessionID == "" {
 		c.sessionID = id
 	}
-	open := c.sessionID != "" && !c.getOpen
+	c.mu.Unlock()
+	c.openStandalone()
+}
+
+// openStandalone opens the standalone stream once the session has an id,
+// and no reply to initialize is awaited (the GET carries the protocol
+// version it agrees on).
+func (c *clientConn) openStandalone() {
+	c.mu.Lock()
+	open := c.sessionID != "" && !c.getOpen && c.initID == ""
 	c.getOpen = c.getOpen || open
 	c.mu.Unlock()
 	if open {
@@ -228,13 +237,14 @@ func (c *clientConn) learnVersion(data []byte, ids []string) {
 	}
 	_ = json.Unmarshal(data, &reply)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.initID == init {
 		c.initID = ""
 		if v := reply.Result.ProtocolVersion; v != "" && len(v) <= 64 && isToken(v) {
 			c.version = v
 		}
 	}
+	c.mu.Unlock()
+	c.openStandalone()
 }
 
 // containsID reports whether ids holds id.

@@ -315,6 +315,9 @@ func (c *clientConn) abandon(id string) (unsent bool) {
 		}
 		return true
 	}
+	if id == c.initID {
+		c.initID = "" // the standalone stream opens with the next response
+	}
 	ps := c.awaiting[id]
 	if ps == nil {
 		return false

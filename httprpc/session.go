@@ -76,11 +76,6 @@ var ErrSlowClient = errors.New("httprpc: client does not read its event streams"
 // for IdleTimeout.
 var ErrSessionIdle = errors.New("httprpc: session idle")
 
-// ErrSessionDeleted is why a request naming a session its client deleted
-// (DELETE) fails. The session's Peer ends cleanly then, as if closed: its
-// Wait returns nil, and OnDisconnect gets a nil cause.
-var ErrSessionDeleted = errors.New("httprpc: session deleted by the client")
-
 // errShutdown is the cause of the sessions Shutdown ends.
 var errShutdown = errors.New("httprpc: server shutting down")
 

@@ -97,9 +97,9 @@ func (s *SessionServer) serveDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	s.drop(ss)
 	if p := ss.getPeer(); p != nil {
-		p.Close()
+		p.Close() // which ends ss
 	}
-	ss.end(ErrSessionDeleted) // what its streams and POSTs see, if Close has not ended it
+	ss.end(jsonrpc.ErrClosed) // if it had no Peer yet
 	w.WriteHeader(http.StatusNoContent)
 }
 

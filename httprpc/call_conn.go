@@ -132,7 +132,7 @@ func (cc *callConn) post(msg []byte) (reply []byte, empty bool, err error) {
 	if resp.StatusCode/100 != 2 {
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
 		drain(resp.Body)
-		return nil, false, fmt.Errorf("httprpc: failed to post: %w", &StatusError{Code: resp.StatusCode, Body: head})
+		return nil, false, fmt.Errorf("httprpc: failed to post: %w", &StatusError{Code: resp.StatusCode, Body: head, Method: http.MethodPost})
 	}
 	body, err := readReply(resp, cc.c.max)
 	if err != nil {

@@ -52,15 +52,23 @@ type ClientOptions struct {
 	MaxMessageSize int64
 }
 
-// StatusError is the error of a POST answered with a status other than
-// 2xx: the server refused the request before JSON-RPC (405, 413, 415, 503
-// from a Server) or failed outside it.
+// StatusError is the error of an HTTP request answered with a status
+// other than 2xx: the server (or a proxy, or middleware) refused it before
+// JSON-RPC, or failed outside it. A Client's Call, Notify and Batch return
+// an error wrapping one (405, 413, 415, 503 from a Server; 401 from
+// middleware). A Peer that Dial returned ends with a cause wrapping one
+// when the server refuses a POST or a GET for good (see Dial); its calls
+// then fail with an error wrapping both jsonrpc.ErrClosed and the
+// StatusError, which errors.As finds.
 type StatusError struct {
 	// Code is the HTTP status code.
 	Code int
 	// Body is the start of the response body (at most 1 KiB), which
 	// usually says why.
 	Body []byte
+	// Method is the HTTP method of the request refused: POST, or GET
+	// (a Dial'd Peer's event streams).
+	Method string
 }
 
 func (e *StatusError) Error() string {

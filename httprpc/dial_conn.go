@@ -1,10 +1,11 @@
 package httprpc
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -18,6 +19,13 @@ type clientConn struct {
 	hc     *http.Client
 	header http.Header
 	opts   DialOptions
+	log    *slog.Logger
+
+	// dialect is the Peer's cancel dialect, whose notification for a call
+	// abandons its stream; own says it is Dial's, which never leaves the
+	// client (see abandonDialect).
+	dialect *jsonrpc.CancelDialect
+	own     bool
 
 	ctx    context.Context // every request's; cancelled by Close
 	cancel context.CancelFunc
@@ -26,11 +34,13 @@ type clientConn struct {
 
 	mu        sync.Mutex
 	sessionID string
+	version   string                 // MCP-Protocol-Version: ProtocolVersion, then the one initialize agreed on
+	initID    string                 // the id of the initialize call whose reply is awaited, or ""
 	inFlight  int                    // calls whose POST is being answered (MaxInFlight)
 	queue     []*queuedCall          // calls waiting for a slot, in order
 	queued    int                    // bytes of queue
-	maxQueued int                    // bound on queued
 	awaiting  map[string]*postStream // by request id: the POST stream that will carry its reply
+	drains    int                    // responses to POSTs of no call being read (maxDrains)
 	getOpen   bool                   // the standalone stream has been asked for
 	closed    chan struct{}
 	cause     error
@@ -53,17 +63,29 @@ func newClientConn(u string, o DialOptions) *clientConn {
 	}
 	o.MaxRetries = limitOr(o.MaxRetries, DefaultMaxRetries)
 	o.RetryDelay = limitOr(o.RetryDelay, DefaultRetryDelay)
-	return &clientConn{
-		url: u, hc: hc, header: o.HTTPHeader, opts: o,
-		ctx: ctx, cancel: cancel,
-		in:        make(chan []byte),
-		closed:    make(chan struct{}),
-		awaiting:  make(map[string]*postStream),
-		maxQueued: limitOr(o.Peer.MaxOutboundBytes, 4<<20),
+	log := o.Peer.Logger
+	if log == nil {
+		log = silent
 	}
+	c := &clientConn{
+		url: u, hc: hc, header: o.HTTPHeader, opts: o, log: log,
+		dialect: o.Peer.Cancel,
+		ctx:     ctx, cancel: cancel,
+		in:       make(chan []byte),
+		closed:   make(chan struct{}),
+		awaiting: make(map[string]*postStream),
+		version:  o.ProtocolVersion,
+	}
+	if c.dialect == nil {
+		c.dialect, c.own = abandonDialect, true
+	}
+	return c
 }
 
-var _ jsonrpc.Conn = (*clientConn)(nil)
+var (
+	_ jsonrpc.Conn   = (*clientConn)(nil)
+	_ jsonrpc.Router = (*clientConn)(nil)
+)
 
 // Read returns the next message of any response or stream, or the
 // connection's cause once it has ended.
@@ -131,10 +153,10 @@ func (c *clientConn) request(ctx context.Context, method string, body io.Reader)
 	if c.sessionID != "" {
 		req.Header.Set(SessionIDHeader, c.sessionID)
 	}
-	c.mu.Unlock()
-	if c.opts.ProtocolVersion != "" {
-		req.Header.Set(ProtocolVersionHeader, c.opts.ProtocolVersion)
+	if c.version != "" {
+		req.Header.Set(ProtocolVersionHeader, c.version)
 	}
+	c.mu.Unlock()
 	return req, nil
 }
 
@@ -151,42 +173,98 @@ func (c *clientConn) transportError(what string, err error) error {
 	return err
 }
 
-// checkStatus returns nil for a 2xx response; else it closes the body and
-// ends the connection with a cause (ErrSessionExpired for 404 once the
-// session has an id), which it returns.
-func (c *clientConn) checkStatus(resp *http.Response, what string) error {
-	if resp.StatusCode/100 == 2 {
-		return nil
-	}
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	resp.Body.Close()
+// refusal returns the error of resp, a status other than 2xx to a
+// request (method, carrying what), and closes its body: a *StatusError,
+// wrapped by ErrSessionExpired for 404 once the session has an id.
+func (c *clientConn) refusal(resp *http.Response, method, what string) error {
+	se := statusError(resp, method)
 	c.mu.Lock()
 	hasSession := c.sessionID != ""
 	c.mu.Unlock()
-	var err error
 	if resp.StatusCode == http.StatusNotFound && hasSession {
-		err = fmt.Errorf("%w (%s: %s)", ErrSessionExpired, what, resp.Status)
-	} else {
-		err = fmt.Errorf("httprpc: %s: %s: %s", what, resp.Status, bytes.TrimSpace(snippet))
+		return fmt.Errorf("%w: the %s of %s was answered %w", ErrSessionExpired, method, what, se)
 	}
-	c.fail(err)
-	return err
+	return fmt.Errorf("httprpc: the %s of %s was refused: %w", method, what, se)
+}
+
+// statusError reads the start of resp's body into a *StatusError, and
+// closes it.
+func statusError(resp *http.Response, method string) *StatusError {
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody))
+	resp.Body.Close()
+	return &StatusError{Code: resp.StatusCode, Body: snippet, Method: method}
 }
 
 // learnSession keeps the session id a response carries, and opens the
-// standalone stream once there is one.
+// standalone stream once there is one (see openStandalone).
 func (c *clientConn) learnSession(resp *http.Response) {
 	id := resp.Header.Get(SessionIDHeader)
 	c.mu.Lock()
 	if id != "" && c.sessionID == "" {
 		c.sessionID = id
 	}
-	open := c.sessionID != "" && !c.getOpen
+	c.mu.Unlock()
+	c.openStandalone()
+}
+
+// openStandalone opens the standalone stream once the session has an id,
+// and no reply to initialize is awaited (the GET carries the protocol
+// version it agrees on).
+func (c *clientConn) openStandalone() {
+	c.mu.Lock()
+	open := c.sessionID != "" && !c.getOpen && c.initID == ""
 	c.getOpen = c.getOpen || open
 	c.mu.Unlock()
 	if open {
 		c.goOwned(c.standalone)
 	}
+}
+
+// learnVersion takes, from data (a message that answers ids), the protocol
+// version that the reply to initialize agreed on: later requests carry it
+// in MCP-Protocol-Version, as the transport asks.
+func (c *clientConn) learnVersion(data []byte, ids []string) {
+	c.mu.Lock()
+	init := c.initID
+	c.mu.Unlock()
+	if init == "" || !containsID(ids, init) {
+		return
+	}
+	var reply struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(data, &reply)
+	c.mu.Lock()
+	if c.initID == init {
+		c.initID = ""
+		if v := reply.Result.ProtocolVersion; v != "" && len(v) <= 64 && isToken(v) {
+			c.version = v
+		}
+	}
+	c.mu.Unlock()
+	c.openStandalone()
+}
+
+// containsID reports whether ids holds id.
+func containsID(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// isToken reports whether v may go in a header as it is: visible ASCII.
+func isToken(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] <= ' ' || v[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // Close ends every request, tells the server to end the session (DELETE,
@@ -209,19 +287,20 @@ func (c *clientConn) Close() error {
 func (c *clientConn) deleteSession(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url, nil)
+	req, err := c.request(ctx, http.MethodDelete, nil)
 	if err != nil {
 		return
 	}
-	for k, vs := range c.header {
-		req.Header[k] = append([]string(nil), vs...)
-	}
 	req.Header.Set(SessionIDHeader, id)
-	if c.opts.ProtocolVersion != "" {
-		req.Header.Set(ProtocolVersionHeader, c.opts.ProtocolVersion)
-	}
 	if resp, err := c.hc.Do(req); err == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
 	}
+}
+
+// sessionOf returns the session id of c.
+func (c *clientConn) session() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
 }

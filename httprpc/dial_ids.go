@@ -3,6 +3,7 @@ package httprpc
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/peerwire/jsonrpc"
 )
@@ -100,9 +101,76 @@ func cancelTarget(msg []byte, d *jsonrpc.CancelDialect) (string, bool) {
 	if json.Unmarshal(msg, &m) != nil {
 		return "", false
 	}
+	if d == abandonDialect { // its ID matches nothing the server sends: read ours
+		var p struct {
+			ID jsonrpc.ID `json:"id"`
+		}
+		if json.Unmarshal(m.Params, &p) != nil || p.ID.IsZero() {
+			return "", false
+		}
+		return p.ID.String(), true
+	}
 	id, ok := d.ID(m.Params)
 	if !ok {
 		return "", false
 	}
 	return id.String(), true
+}
+
+// requestMethod returns the method of msg, a request or a notification a
+// Peer encoded; "" for anything else (a batch, a response).
+func requestMethod(msg []byte) string {
+	rest, ok := bytes.CutPrefix(msg, encodedHead)
+	if !ok {
+		return ""
+	}
+	if after, ok := bytes.CutPrefix(rest, []byte(`"id":`)); ok {
+		rest = skipID(after)
+		if rest, ok = bytes.CutPrefix(rest, []byte(`,`)); !ok {
+			return ""
+		}
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(`"method":`))
+	if !ok {
+		return ""
+	}
+	var method string
+	if end := skipID(rest); end != nil && json.Unmarshal(rest[:len(rest)-len(end)], &method) == nil {
+		return method
+	}
+	return ""
+}
+
+// describeCalls names a POST of n calls, for errors: the method of one, a
+// batch of several.
+func describeCalls(method string, n int) string {
+	if n == 1 && method != "" {
+		return method
+	}
+	return fmt.Sprintf("a batch of %d calls", n)
+}
+
+// describeNoCall names a POST of msg, which holds no call, for errors.
+func describeNoCall(msg []byte) string {
+	switch {
+	case encodedReply(msg):
+		return "a reply"
+	case len(msg) > 0 && msg[0] == '[':
+		return "a batch of notifications"
+	}
+	if m := requestMethod(msg); m != "" {
+		return "the notification " + m
+	}
+	return "a message"
+}
+
+// abandonDialect is the cancel dialect Dial gives a Peer that has none, so
+// that a call given up by its ctx tells the connection, which stops
+// waiting for its reply (its MaxInFlight slot is given back, or it leaves
+// the queue). Its notification never leaves the client; none the server
+// sends matches it (its ID names none).
+var abandonDialect = &jsonrpc.CancelDialect{
+	Method: "httprpc.Dial/abandoned",
+	Params: func(id jsonrpc.ID) json.RawMessage { return json.RawMessage(`{"id":` + id.String() + `}`) },
+	ID:     func(json.RawMessage) (jsonrpc.ID, bool) { return jsonrpc.ID{}, false },
 }

@@ -33,21 +33,29 @@
 // inbound messages are POST bodies and whose outbound ones go out as
 // server-sent events, on the stream of the POST they belong to (a call's
 // callbacks and progress, then its reply) or on the session's GET stream.
-// [Dial] is its client side, a Peer over such an endpoint:
+// [Dial] is its client side, a Peer over such an endpoint. For MCP, both
+// sides set MCP's cancellation and progress dialects, without which a
+// cancelled call runs on and progress goes nowhere:
 //
-//	http.Handle("/mcp", &httprpc.SessionServer{Peer: jsonrpc.Options{Handler: mux}})
+//	mcp := jsonrpc.Options{Handler: mux, Cancel: jsonrpc.MCPCancel, Progress: jsonrpc.MCPProgress}
+//	http.Handle("/mcp", &httprpc.SessionServer{Peer: mcp})
 //
-//	p, err := httprpc.Dial(ctx, "http://127.0.0.1:8080/mcp")
+//	p, err := httprpc.Dial(ctx, "http://127.0.0.1:8080/mcp", httprpc.DialOptions{
+//		Peer: jsonrpc.Options{Handler: clientMux, Cancel: jsonrpc.MCPCancel, Progress: jsonrpc.MCPProgress},
+//	})
 //	err = p.Call(ctx, "initialize", params, &res) // the session starts
 //
 // A stream cut mid-call, or closed by a server that polls (SEP-1699), is
 // resumed with Last-Event-ID, nothing lost or repeated, within the
-// session's buffer. Defaults hold against hostile clients and pages: a
-// server listening on loopback answers to loopback Host names only, and
-// checks Origin against them (DNS rebinding; AllowedHosts and
+// session's buffer. Defaults hold against hostile clients, pages and
+// servers: a server answers to no Host name it was not given (loopback
+// names on loopback, IP literals and localhost names elsewhere), and
+// checks Origin against the Host (DNS rebinding; AllowedHosts and
 // OriginPatterns open it, with CORS for the origins allowed); a session
 // starts only with StartMethods (MCP's initialize), expires when idle or
-// never used again, is bounded per client, and may be bound to an
-// Identity; a handler's sends wait for a client that reads, and a client
-// that does not read loses its session.
+// never used, is bounded per client, and may be bound to an Identity; a
+// handler's sends wait for a client that reads a stream it opened, what
+// a session keeps is counted at what it holds; Dial bounds every request
+// it makes, retries what the server says is transient (429, 503), and
+// fails the others with a *StatusError.
 package httprpc

@@ -67,10 +67,13 @@ type Server struct {
 
 	// AllowedHosts lists the names the server answers to, as path.Match
 	// patterns matched against the Host header without its port; a
-	// request naming another host gets 403. By default a server listening
-	// on loopback answers to loopback names only (localhost, 127.0.0.1,
-	// [::1]), which keeps pages whose name an attacker rebinds to
-	// 127.0.0.1 out (DNS rebinding), and a server elsewhere to any name.
+	// request naming another host gets 403; "*" takes any name. By
+	// default a server answers to no name it was not given: reached on
+	// loopback, to loopback names only (localhost, 127.0.0.1, [::1]);
+	// reached at another address (listening on all interfaces, say), to
+	// IP literals and localhost names. That keeps out pages whose name an
+	// attacker rebinds to an address of this machine (DNS rebinding). A
+	// server reached by a name lists it.
 	// A page of another origin cannot call a Server at all: it answers no
 	// CORS preflight.
 	AllowedHosts []string

@@ -35,6 +35,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/peerwire/jsonrpc"
@@ -75,10 +76,6 @@ var ErrSlowClient = errors.New("httprpc: client does not read its event streams"
 // for IdleTimeout.
 var ErrSessionIdle = errors.New("httprpc: session idle")
 
-// ErrSessionDeleted is the cause a session ends with when its client
-// sends DELETE.
-var ErrSessionDeleted = errors.New("httprpc: session deleted by the client")
-
 // errShutdown is the cause of the sessions Shutdown ends.
 var errShutdown = errors.New("httprpc: server shutting down")
 
@@ -97,10 +94,11 @@ var errShutdown = errors.New("httprpc: server shutting down")
 // all of StartMethods (MCP's initialize by default); any other POST
 // without one gets 400, as does any other request without one.
 //
-// Answers, besides the streams: 202 for a POST with no request; 400 for a
-// request without a session id once it is not a POST that starts one, for
-// a malformed Last-Event-ID, and for an MCP-Protocol-Version not in
-// ProtocolVersions; 403 for a Host or an Origin refused (see AllowedHosts
+// Answers, besides the streams: 202 for a POST with no request, and for a
+// POST taking only JSON whose calls the client cancelled (MCP's dialect
+// answers none); 400 for a request without a session id once it is not a
+// POST that starts one, for a malformed Last-Event-ID, and for an
+// MCP-Protocol-Version not in ProtocolVersions (the body lists those); 403 for a Host or an Origin refused (see AllowedHosts
 // and OriginPatterns) or an Identity error; 404 for a session id unknown,
 // expired, deleted or of another identity (the client must start a new
 // session); 405 for a method other than POST, GET, DELETE and a CORS
@@ -114,7 +112,15 @@ var errShutdown = errors.New("httprpc: server shutting down")
 //
 // A second GET for a stream already being written (the standalone stream,
 // or a resumption) replaces the first, whose response ends: a client that
-// reconnects after a cut may do so before the server sees the cut.
+// reconnects after a cut may do so before the server sees the cut. A
+// stream that ends because its session ended (Shutdown, an expiry) ends
+// with an event of type "session-ended" whose data says why: Dial then
+// ends at once (ErrSessionExpired); other readers do not dispatch it.
+//
+// For MCP, set Peer.Cancel to jsonrpc.MCPCancel and Peer.Progress to
+// jsonrpc.MCPProgress: without them a client's notifications/cancelled
+// does not cancel its call's handler, and jsonrpc.ReportProgress sends
+// nothing.
 //
 // Handlers: a call's handler sees, through its ctx, the values of the
 // context of the HTTP request that carried the call (what middleware put
@@ -127,8 +133,8 @@ var errShutdown = errors.New("httprpc: server shutting down")
 //
 // What the SessionServer bounds by itself: each body (MaxBodySize), the
 // bodies being read at once (MaxBodies), the sessions (MaxSessions, and
-// MaxSessionsPerClient per client), each session's buffered events
-// (MaxBufferedBytes), and a session's inbound and outbound work through
+// MaxSessionsPerClient per client), each session's buffered events and
+// the streams it keeps (MaxBufferedBytes), and a session's inbound and outbound work through
 // Peer's MaxQueuedBytes and MaxOutboundBytes, as for any Peer. What the
 // http.Server must bound: the time a client may take to send its headers
 // and body (ReadHeaderTimeout, ReadTimeout: a POST's body is read to the
@@ -170,20 +176,21 @@ type SessionServer struct {
 
 	// OnDisconnect, if set, is called once a session has ended and its
 	// handlers have returned, with its Peer and why it ended (as Peer.Wait
-	// returns it: wrapping ErrSessionDeleted, ErrSessionIdle or
-	// ErrSlowClient, say).
+	// returns it: wrapping ErrSessionIdle or ErrSlowClient, say); nil for
+	// a clean end (the client's DELETE, a Close).
 	OnDisconnect func(p *jsonrpc.Peer, cause error)
 
 	// AllowedHosts lists the names the endpoint answers to, as path.Match
 	// patterns matched against the Host header without its port
 	// ("mcp.example.com", "*.example.com"); a request naming another host
-	// gets 403. By default a server listening on loopback answers to
-	// loopback names only (localhost, 127.0.0.1, [::1]), so that a page
-	// whose name an attacker rebinds to 127.0.0.1 cannot reach it (DNS
-	// rebinding: such a page's Host and Origin both carry the attacker's
-	// name), and a server elsewhere to any name: list yours. A server on
-	// loopback behind a reverse proxy that passes the public Host on must
-	// list it too.
+	// gets 403; "*" takes any name. By default a server answers to no
+	// name it was not given: reached on loopback, to loopback names only
+	// (localhost, 127.0.0.1, [::1]); reached at another address (listening
+	// on all interfaces, say), to IP literals and localhost names. So a
+	// page whose name an attacker rebinds to an address of this machine
+	// cannot reach it (DNS rebinding: such a page's Host and Origin both
+	// carry the attacker's name). A server reached by a name, or behind a
+	// reverse proxy that passes the public Host on, lists it.
 	AllowedHosts []string
 
 	// OriginPatterns lists the hosts of other origins whose browser pages
@@ -214,9 +221,11 @@ type SessionServer struct {
 	IdleTimeout time.Duration
 
 	// UnusedTimeout ends, as IdleTimeout does (when shorter), a session
-	// whose client has sent nothing since the request that started it: a
-	// client that starts sessions and abandons them holds each this long,
-	// not IdleTimeout. Default: DefaultUnusedTimeout; negative: only
+	// that is not used: whose client has made no call since the request
+	// that started it (notifications, such as MCP's
+	// notifications/initialized, and GETs do not count). A client that
+	// starts sessions and abandons them holds each this long, not
+	// IdleTimeout. Default: DefaultUnusedTimeout; negative: only
 	// IdleTimeout applies.
 	UnusedTimeout time.Duration
 
@@ -226,25 +235,38 @@ type SessionServer struct {
 	MaxSessions int
 
 	// MaxSessionsPerClient bounds the sessions alive at once of one
-	// client, told apart by Identity when set, else by IP address; past
-	// it, a request that would start one gets 429, so that one client
-	// cannot take all of MaxSessions. Default:
-	// DefaultMaxSessionsPerClient; negative: no limit.
+	// client, told apart by Identity when set, else by IP address, so
+	// that one client cannot take all of MaxSessions. A request that
+	// would pass it ends that client's oldest session that is not used
+	// (see UnusedTimeout) and has nothing going on (no request being
+	// served, no stream open), to make room; if every session of the
+	// client is in use, it gets 429. Without Identity every client on
+	// one address is one client (on loopback, every local process): set
+	// Identity to tell them apart. Default: DefaultMaxSessionsPerClient;
+	// negative: no limit.
 	MaxSessionsPerClient int
 
-	// MaxBufferedBytes bounds, per session, the bytes of the events kept:
-	// those no client has taken yet, and those sent but kept for a
-	// resumption, which are at most a quarter of it (256 KiB by default).
-	// Sent ones go first, oldest first, when room is needed (a stream
-	// cannot then be resumed from before them: 410). When the events not
-	// yet taken alone would pass it, a handler that sends waits (its
-	// Peer's writes wait) while a client reads a stream holding such
-	// events, as over a WebSocket; with no stream being read, or one whose
-	// client takes nothing for 30 s, the session ends with a cause wrapping
-	// ErrSlowClient. So the events of all sessions hold at most MaxSessions
-	// times MaxBufferedBytes, and those of sessions whose clients keep up
-	// a quarter of that. Default: DefaultMaxBufferedBytes; negative: no
-	// limit.
+	// MaxBufferedBytes bounds, per session, what its events and the
+	// streams kept for resumption hold, each counted at what it holds (an
+	// event at its data's length plus 64 bytes, a stream kept at 256
+	// bytes): the events no client has taken yet, and those sent but kept
+	// for a resumption, which are at most a quarter of it (256 KiB by
+	// default). The streams kept are those whose reply is in, sent whole
+	// or not (its client may have left before it came), the last 64 of
+	// the session. What the server sends outside any call while no GET
+	// has opened the standalone stream (the transport makes it optional)
+	// is kept for such a GET within a quarter of it, the oldest dropped,
+	// and never ends the session. When room is needed, go first, oldest
+	// first: sent events, then streams kept that no client is reading,
+	// then the events of an unopened standalone stream (a stream cannot
+	// then be resumed from before them: 410). When what is left would
+	// still pass it, a handler that sends waits (its Peer's writes wait)
+	// while a client reads a stream holding events not taken yet, as over
+	// a WebSocket; with no stream being read, or one whose client takes
+	// nothing for 30 s, the session ends with a cause wrapping
+	// ErrSlowClient. So the events of all sessions hold at most
+	// MaxSessions times MaxBufferedBytes. Default:
+	// DefaultMaxBufferedBytes; negative: no limit.
 	MaxBufferedBytes int
 
 	// MaxBodySize bounds a POST's body; a larger one gets 413 and is not
@@ -274,9 +296,11 @@ type SessionServer struct {
 	// it).
 	MaxStreamDuration time.Duration
 
+	shutting atomic.Bool // Shutdown was called (what a stream ended by it says)
+
 	mu       sync.Mutex
 	sessions map[string]*session
-	clients  map[string]int // sessions alive per client (MaxSessionsPerClient)
+	clients  map[string][]*session // sessions alive per client, oldest first (MaxSessionsPerClient)
 	closing  bool
 	bodies   chan struct{}  // the MaxBodies semaphore, nil for no limit
 	once     sync.Once      // makes bodies

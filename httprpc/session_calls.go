@@ -40,7 +40,9 @@ func (ss *session) took(m *inMsg) {
 // awaits nothing (the session may idle), and once its client lets it go
 // (at once if none holds it) it is kept as an ended stream is, among the
 // last maxDoneStreams, for a client that resumes it (the TypeScript SDK
-// does, after it aborted the call). Called with mu held.
+// does, after it aborted the call). A POST that takes only JSON has
+// nothing to resume: it is answered 202 Accepted, with no body, at once.
+// Called with mu held.
 func (ss *session) cancelCall(id string) {
 	st := ss.byID[id]
 	if st == nil {
@@ -59,7 +61,12 @@ func (ss *session) cancelCall(id string) {
 	}
 	st.cancelled = true
 	delete(ss.byRead, st.read)
-	if st.writer == nil {
+	switch {
+	case st.json && st.gone:
+		ss.forget(st) // its client went away: nothing to answer, nothing to keep
+	case st.json:
+		st.signal() // its POST is answered 202: no reply will come (writeJSON)
+	case st.writer == nil:
 		ss.retire(st)
 	}
 }

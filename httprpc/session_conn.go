@@ -33,17 +33,20 @@ type session struct {
 	reqCtx    map[string]context.Context // by request id, until its handler starts: the context of the POST that carried it (nil: two did)
 	streams   map[uint64]*stream         // streams that can be written or resumed, by number
 	next      uint64                     // the number of the next POST stream
-	done      []*stream                  // ended streams fully sent, kept for resumption, oldest first
-	bytes     int                        // bytes of the events kept
-	sentBytes int                        // of which sent, kept for resumption
-	gseq      uint64                     // events appended so far, all streams: their age
-	closed    chan struct{}              // closed by end
-	cause     error                      // why it ended
-	busy      int                        // requests being served now
-	requests  int                        // requests served so far, the one that started it included
-	room      chan struct{}              // closed (and replaced) when unsent events leave or a writer detaches
-	active    time.Time                  // when the last request ended, or the session began
-	idle      *time.Timer                // ends the session once idle; nil without IdleTimeout
+	done      []*stream                  // ended streams kept for resumption, oldest first (see retire)
+	bytes     int                        // what the events and the kept streams hold (see session_budget.go)
+	sentBytes int                        // of which events sent, kept for resumption
+	getOpened bool                       // a GET has opened the standalone stream
+
+	droppedUnopened bool          // events of the unopened standalone stream were dropped (logged once)
+	gseq            uint64        // events appended so far, all streams: their age
+	closed          chan struct{} // closed by end
+	cause           error         // why it ended
+	busy            int           // requests being served now
+	used            bool          // a call came after the request that started it
+	room            chan struct{} // closed (and replaced) when unsent events leave or a writer detaches
+	active          time.Time     // when the last request ended, or the session began
+	idle            *time.Timer   // ends the session once idle; nil without IdleTimeout
 }
 
 // inMsg is one posted message waiting to be read.
@@ -67,6 +70,8 @@ type stream struct {
 	last      uint64        // seq of the last event appended
 	sent      uint64        // highest seq written to a response
 	ended     bool          // the reply is in: nothing more comes
+	kept      bool          // in the session's done list, charged streamOverhead
+	bytes     int           // what its events hold (see cost)
 	json      bool          // the POST takes JSON: only the reply goes on it
 	writer    *attachment   // the response writing it, or nil
 	wake      chan struct{} // closed (and replaced) when an event is appended or the writer replaced
@@ -79,8 +84,9 @@ type event struct {
 	data []byte
 }
 
-// maxDoneStreams bounds the ended streams kept for resumption per session.
-const maxDoneStreams = 16
+// maxDoneStreams bounds the ended streams kept for resumption per session:
+// those sent whole, and those whose client left before their reply.
+const maxDoneStreams = 64
 
 func newSession(srv *SessionServer, id, identity, client string) *session {
 	ss := &session{
@@ -201,10 +207,12 @@ func (ss *session) Write(msg []byte) error { return ss.WriteFor(msg, 0) }
 // Read numbered read, or to the standalone stream when that stream has
 // ended, takes only JSON (and msg is not the reply), or read is 0. A reply
 // with no stream to go on (its call was cancelled, or its JSON client
-// went away) is dropped: the standalone stream carries no responses. Past
-// MaxBufferedBytes it waits while a client reads a stream that holds
-// events not taken yet (see waitRoom), else it ends the session
-// (ErrSlowClient).
+// went away) is dropped: the standalone stream carries no responses. The
+// standalone stream, while no GET has opened it, keeps at most a quarter
+// of MaxBufferedBytes, its oldest events dropped. Past MaxBufferedBytes it
+// frees what is kept only for resumption (see makeRoom), then waits while
+// a client reads a stream that holds events not taken yet (see waitRoom),
+// else it ends the session (ErrSlowClient).
 func (ss *session) WriteFor(msg []byte, read uint64) error {
 	reply := read != 0 && encodedReply(msg)
 	ss.mu.Lock()
@@ -222,7 +230,19 @@ func (ss *session) WriteFor(msg []byte, read uint64) error {
 		ss.forget(st)
 		return nil
 	}
-	if err := ss.waitRoom(len(msg)); err != nil {
+	n := cost(msg)
+	if st.num == 0 && !ss.getOpened {
+		// For a GET stream nobody has opened: a quarter of the budget at
+		// most, the oldest dropped (see dropUnopened).
+		if max := limitOr(ss.srv.MaxBufferedBytes, DefaultMaxBufferedBytes); max >= 0 {
+			ss.dropUnopened(max/4 - n)
+		}
+	}
+	room := n
+	if reply && st.writer == nil && !st.kept {
+		room += streamOverhead // kept once its reply is in (see retire)
+	}
+	if err := ss.waitRoom(room); err != nil {
 		return err
 	}
 	if reply {
@@ -232,7 +252,11 @@ func (ss *session) WriteFor(msg []byte, read uint64) error {
 	ss.gseq++
 	st.last++
 	st.events = append(st.events, event{seq: st.last, age: ss.gseq, data: append([]byte(nil), msg...)})
-	ss.bytes += len(msg)
+	st.bytes += n
+	ss.bytes += n
+	if reply && st.writer == nil {
+		ss.retire(st) // its client left before the reply: kept for a resumption
+	}
 	st.signal()
 	return nil
 }

@@ -106,8 +106,9 @@ func TestSessionIdleExpiry(t *testing.T) {
 }
 
 // TestSessionDelete pins DELETE through the client: closing a dialled
-// Peer deletes its session on the server (its Peer ends with a cause
-// wrapping ErrSessionDeleted), and the session's id then gets 404.
+// Peer deletes its session on the server, a clean end (its Peer's Wait
+// and OnDisconnect's cause are nil; see TestSessionDeleteIsCleanEnd), and
+// the session's id then gets 404.
 func TestSessionDelete(t *testing.T) {
 	ts := startSessions(t, &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}})
 	c := ts.dial(t, nil, DialOptions{})
@@ -116,10 +117,12 @@ func TestSessionDelete(t *testing.T) {
 	}
 	server := ts.nextPeer(t)
 	c.Close()
-	if err := ts.nextEnd(t); !errors.Is(err, ErrSessionDeleted) {
-		t.Fatalf("server session ended with %v, want ErrSessionDeleted", err)
+	if err := ts.nextEnd(t); err != nil {
+		t.Fatalf("server session ended with %v, want nil (a clean end)", err)
 	}
-	waitErr(t, "the server Peer", server)
+	if err := waitErr(t, "the server Peer", server); err != nil {
+		t.Fatalf("the server Peer's Wait: %v, want nil", err)
+	}
 	if n := ts.Sessions(); n != 0 {
 		t.Fatalf("%d sessions after DELETE", n)
 	}

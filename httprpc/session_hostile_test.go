@@ -19,25 +19,56 @@ import (
 	"github.com/peerwire/jsonrpc"
 )
 
-// TestSessionSlowClientNoStream pins the budget of a session whose client
-// opens no stream: what the server sends outside any call waits in the
-// session's buffer, and once that would pass MaxBufferedBytes the session
-// ends with a cause wrapping ErrSlowClient instead of growing.
-func TestSessionSlowClientNoStream(t *testing.T) {
+// TestSessionUnopenedStreamBounded pins the budget of a session whose
+// client has not opened its GET stream (the transport makes it optional):
+// what the server sends outside any call is kept for such a GET within a
+// quarter of MaxBufferedBytes, the oldest dropped, and never ends the
+// session; a GET opened later gets the newest, then the stream goes on
+// live. (Before the review's finding 11, the session ended with
+// ErrSlowClient once they passed the whole budget.)
+func TestSessionUnopenedStreamBounded(t *testing.T) {
 	ts := startSessions(t, &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}, MaxBufferedBytes: 64 << 10})
-	startSession(t, ts)
+	sid := startSession(t, ts)
 	p := ts.nextPeer(t)
 	ctx := testCtx(t, wait)
-	big := []string{strings.Repeat("x", 4096)}
-	var err error
-	for i := 0; i < 1000 && err == nil; i++ {
-		err = p.Notify(ctx, "push", big)
+	for i := range 1000 {
+		if err := p.Notify(ctx, "push", []any{i, strings.Repeat("x", 4096)}); err != nil {
+			t.Fatalf("notification %d of 4 KiB for a GET stream nobody opened: %v", i, err)
+		}
 	}
-	if err == nil {
-		t.Fatal("1000 notifications of 4 KiB buffered for a client that reads none")
+	ts.mu.Lock()
+	ss := ts.sessions[sid]
+	ts.mu.Unlock()
+	ss.mu.Lock()
+	kept, bytes := len(ss.streams[0].events), ss.streams[0].bytes
+	ss.mu.Unlock()
+	t.Logf("1000 notifications of 4 KiB for a GET stream nobody opened: %d kept, %d bytes (budget 64 KiB)", kept, bytes)
+	if bytes > 16<<10 || kept == 0 {
+		t.Fatalf("%d events, %d bytes kept for the unopened stream, want some and at most a quarter of 64 KiB", kept, bytes)
 	}
-	if cause := ts.nextEnd(t); !errors.Is(cause, ErrSlowClient) {
-		t.Fatalf("the session ended with %v, want ErrSlowClient", cause)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(SessionIDHeader, sid)
+	resp, err := ts.hs.Client().Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET: %v", err)
+	}
+	defer resp.Body.Close()
+	r := newSSEReader(resp.Body, 1<<20)
+	data, _, err := r.next()
+	if err != nil || !strings.HasPrefix(string(data), fmt.Sprintf(`{"jsonrpc":"2.0","method":"push","params":[%d,`, 1000-kept)) {
+		t.Fatalf("the GET's first event: %.60q %v, want the oldest kept, %d", data, err, 1000-kept)
+	}
+	if err := p.Notify(ctx, "push", []any{"live"}); err != nil {
+		t.Fatal(err)
+	}
+	for range kept - 1 {
+		if _, _, err := r.next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if data, _, err := r.next(); err != nil || !strings.Contains(string(data), `"live"`) {
+		t.Fatalf("after those kept: %.60q %v, want the live one", data, err)
 	}
 }
 

@@ -14,8 +14,22 @@ func (ss *session) enter() bool {
 		return false
 	}
 	ss.busy++
-	ss.requests++
 	return true
+}
+
+// markUsed records a call after the one that started the session: it is
+// used, and idles for IdleTimeout from now on (see idleTimeout).
+func (ss *session) markUsed() {
+	ss.mu.Lock()
+	ss.used = true
+	ss.mu.Unlock()
+}
+
+// evictable reports whether ss may make room for a newer session of its
+// client: it was never used, and nothing of it is going on (no request
+// being served, no stream open, no reply awaited). Called with mu held.
+func (ss *session) evictable() bool {
+	return !ss.used && ss.busy == 0 && len(ss.byRead) == 0 && len(ss.inbox) == 0 && ss.cause == nil
 }
 
 // leave ends what enter counted.
@@ -27,11 +41,13 @@ func (ss *session) leave() {
 }
 
 // idleTimeout is how long the session may idle now: IdleTimeout, or
-// UnusedTimeout when shorter and nothing came after the request that
-// started it. Called with mu held, or before the session is shared.
+// UnusedTimeout when shorter and no call came after the request that
+// started it (notifications, such as MCP's notifications/initialized, and
+// GETs do not count). Called with mu held, or before the session is
+// shared.
 func (ss *session) idleTimeout() time.Duration {
 	d := limitOr(ss.srv.IdleTimeout, DefaultIdleTimeout)
-	if u := limitOr(ss.srv.UnusedTimeout, DefaultUnusedTimeout); u > 0 && ss.requests <= 1 && (d <= 0 || u < d) {
+	if u := limitOr(ss.srv.UnusedTimeout, DefaultUnusedTimeout); u > 0 && !ss.used && (d <= 0 || u < d) {
 		return u
 	}
 	return d

@@ -20,8 +20,13 @@ func (s *SessionServer) servePost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a POST's body must be application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	sse := acceptsExplicitly(r, "text/event-stream")
-	if !sse && !accepts(r, "application/json") {
+	// An event stream when the client names it (a wildcard does not
+	// count: clients that take both say so), or when it takes no JSON but
+	// takes an event stream through a wildcard.
+	qSSE, named := acceptQ(r, "text/event-stream")
+	qJSON, _ := acceptQ(r, "application/json")
+	sse := qSSE > 0 && (named || qJSON == 0)
+	if !sse && qJSON == 0 {
 		http.Error(w, "a POST must accept application/json or text/event-stream", http.StatusNotAcceptable)
 		return
 	}
@@ -36,7 +41,9 @@ func (s *SessionServer) servePost(w http.ResponseWriter, r *http.Request) {
 	var ss *session
 	switch {
 	case r.Header.Get(SessionIDHeader) != "":
-		ss = s.lookup(w, r)
+		if ss = s.lookup(w, r); ss != nil && len(p.ids) > 0 {
+			ss.markUsed()
+		}
 	case !s.starts(p):
 		http.Error(w, "missing "+SessionIDHeader+" header: a session starts with a request of "+strings.Join(s.startMethods(), ", ")+" only", http.StatusBadRequest)
 		return

@@ -259,7 +259,8 @@ func TestSessionCallbackOnPostStream(t *testing.T) {
 
 // TestSessionSentKeptBounded pins what a session keeps for resumption of
 // events its client has taken: at most a quarter of MaxBufferedBytes,
-// oldest dropped first, with the counts matching the events kept.
+// oldest dropped first, with the counts matching what the events and the
+// streams kept hold (see cost and streamOverhead).
 func TestSessionSentKeptBounded(t *testing.T) {
 	srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}, MaxBufferedBytes: 16 << 10}
 	ts := startSessions(t, srv)
@@ -276,12 +277,12 @@ func TestSessionSentKeptBounded(t *testing.T) {
 	srv.mu.Unlock()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	total, sent := 0, 0
+	total, sent := len(ss.done)*streamOverhead, 0
 	for _, st := range ss.streams {
 		for _, e := range st.events {
-			total += len(e.data)
+			total += cost(e.data)
 			if e.seq <= st.sent {
-				sent += len(e.data)
+				sent += cost(e.data)
 			}
 		}
 	}

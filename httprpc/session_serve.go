@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/peerwire/jsonrpc"
@@ -23,7 +26,7 @@ func (s *SessionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // a preflight, answered
 	}
 	if v := r.Header.Get(ProtocolVersionHeader); v != "" && !slices.Contains(s.versions(), v) {
-		http.Error(w, "unsupported "+ProtocolVersionHeader+": "+v, http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("unsupported %s %q: this server supports %s", ProtocolVersionHeader, v, strings.Join(s.versions(), ", ")), http.StatusBadRequest)
 		return
 	}
 	switch r.Method {
@@ -37,6 +40,14 @@ func (s *SessionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 	}
+}
+
+// logger is Peer.Logger, or a silent one.
+func (s *SessionServer) logger() *slog.Logger {
+	if s.Peer.Logger != nil {
+		return s.Peer.Logger
+	}
+	return silent
 }
 
 func (s *SessionServer) versions() []string {
@@ -76,14 +87,19 @@ func (s *SessionServer) lookup(w http.ResponseWriter, r *http.Request) *session 
 	return ss
 }
 
-// serveDelete ends the session r names.
+// serveDelete ends the session r names: a clean end, as Close is (its
+// handlers' contexts are cancelled, its Peer's Wait returns nil, and
+// nothing is logged), since the client said it is done.
 func (s *SessionServer) serveDelete(w http.ResponseWriter, r *http.Request) {
 	ss := s.lookup(w, r)
 	if ss == nil {
 		return
 	}
 	s.drop(ss)
-	ss.end(ErrSessionDeleted)
+	if p := ss.getPeer(); p != nil {
+		p.Close() // which ends ss
+	}
+	ss.end(jsonrpc.ErrClosed) // if it had no Peer yet
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -97,27 +113,53 @@ func (s *SessionServer) start(w http.ResponseWriter, r *http.Request) *session {
 	s.mu.Lock()
 	limit := limitOr(s.MaxSessions, DefaultMaxSessions)
 	perClient := limitOr(s.MaxSessionsPerClient, DefaultMaxSessionsPerClient)
+	var evicted *session
 	switch {
 	case s.closing || limit > 0 && len(s.sessions) >= limit:
 		s.mu.Unlock()
 		unavailable(w, s.closing)
 		return nil
-	case perClient > 0 && s.clients[client] >= perClient:
-		s.mu.Unlock()
-		refuse(w, http.StatusTooManyRequests, jsonrpc.CodeOverloaded, "too many sessions of this client")
-		return nil
+	case perClient > 0 && len(s.clients[client]) >= perClient:
+		if evicted = s.evict(client); evicted == nil {
+			s.mu.Unlock()
+			refuse(w, http.StatusTooManyRequests, jsonrpc.CodeOverloaded, "too many sessions of this client, all in use")
+			return nil
+		}
 	}
 	ss := newSession(s, newSessionID(), who, client)
 	if s.sessions == nil {
 		s.sessions = make(map[string]*session)
-		s.clients = make(map[string]int)
+		s.clients = make(map[string][]*session)
 	}
 	s.sessions[ss.id] = ss
-	s.clients[client]++
+	s.clients[client] = append(s.clients[client], ss)
 	s.wg.Add(1)
 	s.mu.Unlock()
+	if evicted != nil {
+		evicted.end(errEvicted)
+	}
 	s.run(ss, r)
 	return ss
+}
+
+// errEvicted is the cause of a session ended to make room for a newer one
+// of its client, past MaxSessionsPerClient.
+var errEvicted = fmt.Errorf("%w: never used, and its client started another past MaxSessionsPerClient", ErrSessionIdle)
+
+// evict forgets the oldest session of client that was never used and has
+// nothing going on, and returns it (the caller ends it), or nil if every
+// session of client is in use. Called with s.mu held (ss.mu nests in it).
+func (s *SessionServer) evict(client string) *session {
+	for _, ss := range s.clients[client] {
+		ss.mu.Lock()
+		ok := ss.evictable()
+		ss.mu.Unlock()
+		if ok {
+			s.forget(ss)
+			return ss
+		}
+	}
+	return nil
 }
 
 // client returns r's identity (Identity's, or "") and the key that
@@ -188,13 +230,26 @@ func refuse(w http.ResponseWriter, status int, code int64, msg string) {
 // drop forgets ss: later requests naming it get 404.
 func (s *SessionServer) drop(ss *session) {
 	s.mu.Lock()
-	if s.sessions[ss.id] == ss {
-		delete(s.sessions, ss.id)
-		if s.clients[ss.client]--; s.clients[ss.client] <= 0 {
-			delete(s.clients, ss.client)
-		}
-	}
+	s.forget(ss)
 	s.mu.Unlock()
+}
+
+// forget drops ss from the sessions and its client's. Called with s.mu
+// held.
+func (s *SessionServer) forget(ss *session) {
+	if s.sessions[ss.id] != ss {
+		return
+	}
+	delete(s.sessions, ss.id)
+	list := s.clients[ss.client]
+	if i := slices.Index(list, ss); i >= 0 {
+		list = slices.Delete(list, i, i+1)
+	}
+	if len(list) == 0 {
+		delete(s.clients, ss.client)
+	} else {
+		s.clients[ss.client] = list
+	}
 }
 
 // Sessions returns the number of sessions alive.
@@ -206,11 +261,15 @@ func (s *SessionServer) Sessions() int {
 
 // Shutdown stops starting sessions, ends every session (their Peers shut
 // down: running handlers may finish and their replies go out within ctx),
-// and waits until each has ended and OnDisconnect has returned. If ctx
+// and waits until each has ended and OnDisconnect has returned. Each event
+// stream still open ends with an event that says the session ended, so
+// that a client learns it at once rather than try to resume it (Dial's
+// Peer ends with ErrSessionExpired). If ctx
 // ends first, the sessions left are closed at once (their handlers' ctxs
 // are cancelled) and Shutdown returns ctx's error without waiting for
 // handlers that do not return.
 func (s *SessionServer) Shutdown(ctx context.Context) error {
+	s.shutting.Store(true)
 	s.mu.Lock()
 	s.closing = true
 	all := make([]*session, 0, len(s.sessions))

@@ -2,10 +2,7 @@ package httprpc
 
 import (
 	"net/http"
-	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -36,14 +33,19 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 		close(old.stop)
 	}
 	st.writer = a
+	if st.num == 0 {
+		ss.getOpened = true
+	}
 	ss.mu.Unlock()
 	defer func() {
 		ss.mu.Lock()
 		if st.writer == a {
 			st.writer = nil
 			ss.wakeRoom() // a write waiting for room may have to give up
-			if st.cancelled {
-				ss.retire(st) // its calls were cancelled: its client let it go
+			if st.cancelled || st.ended {
+				// Its calls were cancelled, or its reply is in (sent whole
+				// or not): kept for a resumption, within maxDoneStreams.
+				ss.retire(st)
 			}
 		}
 		ss.mu.Unlock()
@@ -87,13 +89,21 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 			buf = appendEvent(buf, eventID(st.num, e.seq), e.data)
 			cursor = e.seq
 		}
-		over := len(evs) == 0 && (st.ended && cursor >= st.last || ss.cause != nil)
+		complete := st.ended && cursor >= st.last
+		over := len(evs) == 0 && (complete || ss.cause != nil)
 		wake := st.wake
 		ss.mu.Unlock()
 		if len(buf) > 0 {
 			continue
 		}
 		if over {
+			if !complete {
+				// The session ended first: say so, or a client would
+				// resume the stream of a session that is gone.
+				_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+				_, _ = w.Write(ss.endedEvent())
+				_ = rc.Flush()
+			}
 			return
 		}
 		select {
@@ -108,6 +118,18 @@ func (ss *session) writeStream(w http.ResponseWriter, r *http.Request, st *strea
 			return
 		}
 	}
+}
+
+// endedEvent is the last event of a stream that ends because its session
+// ended: a client of ours (Dial) ends at once, with ErrSessionExpired,
+// instead of resuming it; other readers do not dispatch an event of a type
+// they do not know.
+func (ss *session) endedEvent() []byte {
+	why := "session ended"
+	if ss.srv.shutting.Load() {
+		why = "server shutting down"
+	}
+	return []byte("event: " + sessionEndedEvent + "\ndata: " + why + "\n\n")
 }
 
 // priming is the first event of a response writing st after seq cursor:
@@ -141,7 +163,9 @@ func (st *stream) resumable(seq uint64) bool {
 }
 
 // writeJSON writes st's reply as the application/json body of the
-// response, once it is in, or answers 404 if the session ends first.
+// response, once it is in; answers 202 Accepted, with no body, once the
+// client has cancelled its calls (no reply comes), or 404 if the session
+// ends first.
 func (ss *session) writeJSON(w http.ResponseWriter, r *http.Request, st *stream) {
 	for {
 		ss.mu.Lock()
@@ -152,6 +176,13 @@ func (ss *session) writeJSON(w http.ResponseWriter, r *http.Request, st *stream)
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set(SessionIDHeader, ss.id)
 			_, _ = w.Write(data)
+			return
+		}
+		if st.cancelled { // its calls were cancelled: no reply comes
+			ss.forget(st)
+			ss.mu.Unlock()
+			w.Header().Set(SessionIDHeader, ss.id)
+			w.WriteHeader(http.StatusAccepted)
 			return
 		}
 		closed, wake := ss.cause != nil, st.wake
@@ -184,7 +215,7 @@ func (ss *session) abandonJSON(st *stream) {
 // serveGet opens the standalone stream, or resumes the stream that
 // Last-Event-ID names.
 func (s *SessionServer) serveGet(w http.ResponseWriter, r *http.Request) {
-	if !accepts(r, "text/event-stream") {
+	if q, _ := acceptQ(r, "text/event-stream"); q == 0 {
 		http.Error(w, "a GET must accept text/event-stream", http.StatusNotAcceptable)
 		return
 	}
@@ -228,52 +259,4 @@ func (ss *session) entered(w http.ResponseWriter) bool {
 		return false
 	}
 	return true
-}
-
-// accepts reports whether r's Accept header takes mediaType: by name,
-// by its type's wildcard, or by */*, with a weight above 0. A request
-// without Accept takes all.
-func accepts(r *http.Request, mediaType string) bool {
-	if len(r.Header.Values("Accept")) == 0 {
-		return true
-	}
-	major, _, _ := strings.Cut(mediaType, "/")
-	return acceptsAny(r, mediaType, "*/*", major+"/*")
-}
-
-// acceptsExplicitly reports whether r's Accept header names mediaType
-// itself (a wildcard does not count), with a weight above 0.
-func acceptsExplicitly(r *http.Request, mediaType string) bool {
-	return acceptsAny(r, mediaType)
-}
-
-// acceptsAny reports whether r's Accept header names one of names with a
-// weight (q) above 0.
-func acceptsAny(r *http.Request, names ...string) bool {
-	for _, v := range r.Header.Values("Accept") {
-		for part := range strings.SplitSeq(v, ",") {
-			name, params, _ := strings.Cut(part, ";")
-			name = strings.ToLower(strings.TrimSpace(name))
-			if slices.Contains(names, name) && weight(params) > 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// weight is the q parameter among an Accept element's parameters: 1 if
-// none, 0 if malformed.
-func weight(params string) float64 {
-	for p := range strings.SplitSeq(params, ";") {
-		k, v, _ := strings.Cut(p, "=")
-		if strings.EqualFold(strings.TrimSpace(k), "q") {
-			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || q < 0 || q > 1 {
-				return 0
-			}
-			return q
-		}
-	}
-	return 1
 }

@@ -13,13 +13,34 @@ import (
 // reader's bound.
 var errEventTooLarge = errors.New("httprpc: event too large")
 
+// maxEventID bounds the event ids a reader keeps (the last one, for a
+// resumption, for each stream): a longer id field is ignored, as one
+// holding a NUL is. SessionServer's ids are some 20 bytes; the format sets
+// no bound, and an id is kept for as long as its stream lives.
+const maxEventID = 1024
+
+// sessionEndedEvent is the type of the event a SessionServer sends on a
+// stream it ends because the session ended (Shutdown, say): its data says
+// why. Other readers do not dispatch an event of a type they do not know;
+// Dial's ends its connection at once (ErrSessionExpired) rather than resume
+// a stream of a session that is gone.
+const sessionEndedEvent = "session-ended"
+
+// sessionEnded is what next returns for a sessionEndedEvent: the server
+// ended the session, for reason.
+type sessionEnded struct{ reason string }
+
+func (e *sessionEnded) Error() string { return "httprpc: the server ended the session: " + e.reason }
+
 // sseReader reads server-sent events as the WHATWG event-stream format
 // defines them, bounded: an event's data and any one line are at most max
 // bytes. Lines end with CRLF, LF or a lone CR; a leading byte order mark is
 // skipped; fields are data, id, event and retry; lines starting with ':'
 // are comments. An event is dispatched only when its data is not empty
 // (an event with an id and an empty data line, MCP's priming event, only
-// sets the last event id) and its type is "message" or none.
+// sets the last event id) and its type is "message" or none; an id over
+// maxEventID bytes is ignored; an event of type sessionEndedEvent ends the
+// stream with a *sessionEnded.
 type sseReader struct {
 	r      *bufio.Reader
 	max    int
@@ -41,7 +62,7 @@ func newSSEReader(r io.Reader, max int) *sseReader {
 // between events, io.ErrUnexpectedEOF inside one.
 func (s *sseReader) next() (data []byte, id string, err error) {
 	var buf []byte
-	started, hasData, message := false, false, true
+	started, hasData, message, ended := false, false, true, false
 	id = s.lastID // the id buffer; it becomes the last id once the event is whole
 	for {
 		line, err := s.line()
@@ -53,11 +74,14 @@ func (s *sseReader) next() (data []byte, id string, err error) {
 		}
 		if len(line) == 0 { // dispatch
 			s.lastID = id
+			if ended && hasData {
+				return nil, "", &sessionEnded{reason: string(buf)}
+			}
 			if hasData && len(buf) > 0 && message {
 				s.events++
 				return buf, id, nil
 			}
-			buf, started, hasData, message = buf[:0], false, false, true
+			buf, started, hasData, message, ended = buf[:0], false, false, true, false
 			continue
 		}
 		started = true
@@ -81,11 +105,12 @@ func (s *sseReader) next() (data []byte, id string, err error) {
 			buf = append(buf, value...)
 			hasData = true
 		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
+			if len(value) <= maxEventID && bytes.IndexByte(value, 0) < 0 {
 				id = string(value)
 			}
 		case "event":
 			message = len(value) == 0 || string(value) == "message"
+			ended = string(value) == sessionEndedEvent
 		case "retry":
 			s.setRetry(value)
 		}

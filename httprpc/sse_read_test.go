@@ -34,13 +34,15 @@ func TestSSEReaderStandard(t *testing.T) {
 		{"another event type", "event: ping\ndata: x\n\nevent: message\ndata: y\n\n", []string{"y"}, "", 0},
 		{"retry not digits", "retry: 1e3\ndata: x\n\n", []string{"x"}, "", 0},
 		{"comment", ": hi\r\ndata: x\r\n\r\n", []string{"x"}, "", 0},
+		{"an id too long", "id: 1\ndata: a\n\nid: " + strings.Repeat("x", maxEventID+1) + "\ndata: b\n\n", []string{"a", "b"}, "1", 0},
+		{"an id as long as allowed", "id: " + strings.Repeat("x", maxEventID) + "\ndata: a\n\n", []string{"a"}, strings.Repeat("x", maxEventID), 0},
 	} {
 		for _, oneByte := range []bool{false, true} {
 			var r io.Reader = strings.NewReader(tc.in)
 			if oneByte {
 				r = iotest.OneByteReader(r)
 			}
-			sr := newSSEReader(r, 1<<10)
+			sr := newSSEReader(r, 4<<10)
 			var got []string
 			for {
 				data, _, err := sr.next()

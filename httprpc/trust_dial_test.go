@@ -147,10 +147,16 @@ func TestDialHonoursRetry(t *testing.T) {
 
 // TestDialPollingIsNotFailure pins finding 6's second half: a server that
 // closes a call's stream cleanly again and again (answering each GET with
-// 200) is polling, not failing: the call gets its reply on the tenth
-// poll, past MaxRetries; and a standalone stream closed cleanly ten times
-// does not end the session.
+// 200) is polling, not failing: the call gets its reply on the sixth
+// poll, past MaxRetries; and a standalone stream closed cleanly six times
+// does not end the session. (Such streams, which end at once with nothing,
+// are resumed after a delay doubled each time: TestDialEmptyStreamsBackOff
+// holds that; from the server's retry of 5 ms here, minPollDelay lowered
+// for the test.)
 func TestDialPollingIsNotFailure(t *testing.T) {
+	d := minPollDelay
+	t.Cleanup(func() { minPollDelay = d }) // after the Peer's cleanup, which comes later and so runs first
+	minPollDelay = time.Millisecond
 	var polls, gets atomic.Int32
 	var pending atomic.Value
 	hs := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -162,7 +168,7 @@ func TestDialPollingIsNotFailure(t *testing.T) {
 				w.WriteHeader(http.StatusAccepted)
 				return
 			}
-			if polls.Load() >= 10 { // the first call is over: answer at once
+			if polls.Load() >= 6 { // the first call is over: answer at once
 				w.Header().Set("Content-Type", "application/json")
 				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"at once"}`, id)
 				return
@@ -176,7 +182,7 @@ func TestDialPollingIsNotFailure(t *testing.T) {
 			io.WriteString(w, "retry: 5\n\n") // the standalone stream, closed at once
 		default:
 			sseHead(w)
-			if polls.Add(1) == 10 {
+			if polls.Add(1) == 6 {
 				fmt.Fprintf(w, "id: c1\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"done\"}\n\n", pending.Load())
 			}
 		}
@@ -184,12 +190,12 @@ func TestDialPollingIsNotFailure(t *testing.T) {
 	c := dialFake(t, hs, DialOptions{MaxRetries: 3})
 	var got string
 	if err := c.Call(testCtx(t, wait), "initialize", nil, &got); err != nil || got != "done" {
-		t.Fatalf("a call polled 10 times: %q %v (%d polls)", got, err, polls.Load())
+		t.Fatalf("a call polled 6 times: %q %v (%d polls)", got, err, polls.Load())
 	}
-	for end := time.Now().Add(wait); gets.Load() < 10 && time.Now().Before(end); {
+	for end := time.Now().Add(wait); gets.Load() < 6 && time.Now().Before(end); {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if err := c.Call(testCtx(t, wait), "initialize", nil, &got); err != nil || got != "at once" || gets.Load() < 10 {
+	if err := c.Call(testCtx(t, wait), "initialize", nil, &got); err != nil || got != "at once" || gets.Load() < 6 {
 		t.Fatalf("after %d clean ends of the standalone stream: %v", gets.Load(), err)
 	}
 }

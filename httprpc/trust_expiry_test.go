@@ -135,19 +135,28 @@ func TestSessionStartMethods(t *testing.T) {
 // TestSessionUnusedExpiry pins finding 11's expiry, on a fake clock: a
 // session whose client never came back after initialize lived for
 // IdleTimeout (10 min); now it ends after UnusedTimeout (30 s), while one
-// whose client came back lives on.
+// whose client made a call lives on. A notification is no use (the
+// review's finding 4: one notification after initialize gave a session
+// IdleTimeout): a session that got only MCP's notifications/initialized
+// ends after UnusedTimeout too.
 func TestSessionUnusedExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}}
 		unused := serveRecorded(srv, "POST", initialize, ctJSON, acceptJSON).Header().Get(SessionIDHeader)
+		notified := serveRecorded(srv, "POST", initialize, ctJSON, acceptJSON).Header().Get(SessionIDHeader)
 		used := serveRecorded(srv, "POST", initialize, ctJSON, acceptJSON).Header().Get(SessionIDHeader)
-		if w := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","method":"echo"}`, ctJSON, acceptJSON, "Mcp-Session-Id: "+used); w.Code != 202 {
-			t.Fatalf("the used session's notification: %d", w.Code)
+		if w := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, ctJSON, acceptJSON, "Mcp-Session-Id: "+notified); w.Code != 202 {
+			t.Fatalf("the notified session's notification: %d", w.Code)
+		}
+		if w := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":2,"method":"echo"}`, ctJSON, acceptJSON, "Mcp-Session-Id: "+used); w.Code != 200 {
+			t.Fatalf("the used session's call: %d", w.Code)
 		}
 		time.Sleep(31 * time.Second)
 		synctest.Wait()
-		if w := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","method":"echo"}`, ctJSON, acceptJSON, "Mcp-Session-Id: "+unused); w.Code != 404 {
-			t.Errorf("the unused session after 31 s: %d, want 404 (expired)", w.Code)
+		for _, sid := range []string{unused, notified} {
+			if w := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","method":"echo"}`, ctJSON, acceptJSON, "Mcp-Session-Id: "+sid); w.Code != 404 {
+				t.Errorf("an unused session after 31 s: %d, want 404 (expired)", w.Code)
+			}
 		}
 		if n := srv.Sessions(); n != 1 {
 			t.Errorf("%d sessions after 31 s, want the used one", n)
@@ -157,14 +166,18 @@ func TestSessionUnusedExpiry(t *testing.T) {
 }
 
 // TestSessionPerClientBound pins finding 11's per-client bound: one client
-// (one address) gets at most MaxSessionsPerClient (100) sessions; the
-// next gets 429, and a client of another address still gets one.
+// (one address) gets at most MaxSessionsPerClient (100) sessions in use;
+// the next gets 429, and a client of another address still gets one.
 func TestSessionPerClientBound(t *testing.T) {
 	srv := &SessionServer{Peer: jsonrpc.Options{Handler: testMux()}}
 	defer srv.Shutdown(context.Background())
 	for i := range 100 {
-		if w := serveRecorded(srv, "POST", initialize, ctJSON, acceptJSON); w.Code != 200 {
+		w := serveRecorded(srv, "POST", initialize, ctJSON, acceptJSON)
+		if w.Code != 200 {
 			t.Fatalf("session %d: %d", i, w.Code)
+		}
+		if w := serveRecorded(srv, "POST", `{"jsonrpc":"2.0","id":2,"method":"echo"}`, ctJSON, acceptJSON, "Mcp-Session-Id: "+w.Header().Get(SessionIDHeader)); w.Code != 200 {
+			t.Fatalf("session %d's call: %d", i, w.Code)
 		}
 	}
 	if w := serveRecorded(srv, "POST", initialize, ctJSON, acceptJSON); w.Code != 429 {

@@ -57,8 +57,11 @@
 // always send one, so such a request comes from a program, not a page).
 // That stops cross-site WebSocket hijacking; Server.OriginPatterns allows
 // other origins. Same-origin is not enough against DNS rebinding (a page
-// whose name an attacker rebinds to 127.0.0.1 sends that name as both Host
-// and Origin), so a Server listening on loopback also refuses any Host but
-// a loopback name (localhost, 127.0.0.1, [::1]) unless
-// Server.AllowedHosts lists it; httprpc's servers share the rule.
+// whose name an attacker rebinds to an address of this machine sends that
+// name as both Host and Origin), so a Server also refuses, unless
+// Server.AllowedHosts lists it, any Host name but a loopback one
+// (localhost, 127.0.0.1, [::1]) on a connection that arrived on loopback,
+// and any but an IP literal or a localhost name on one that arrived on
+// another address (a server on all interfaces reached at its LAN address);
+// httprpc's servers share the rule.
 package ws

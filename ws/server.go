@@ -46,13 +46,15 @@ type Server struct {
 	// AllowedHosts lists the names the server answers to, as path.Match
 	// patterns matched against the Host header without its port
 	// ("chat.example.com", "*.example.com"); an upgrade request naming
-	// another host gets 403. By default a server listening on loopback
-	// answers to loopback names only (localhost, 127.0.0.1, [::1]), so
-	// that a page whose name an attacker rebinds to 127.0.0.1 cannot
-	// connect (DNS rebinding: such a page's Host and Origin both carry the
-	// attacker's name, so the same-origin rule alone lets it in), and a
-	// server elsewhere to any name: list yours. A server on loopback
-	// behind a reverse proxy that passes the public Host on must list it.
+	// another host gets 403; "*" takes any name. By default a server
+	// answers to no name it was not given: reached on loopback, to
+	// loopback names only (localhost, 127.0.0.1, [::1]); reached at
+	// another address (listening on all interfaces, say), to IP literals
+	// and localhost names. So a page whose name an attacker rebinds to an
+	// address of this machine cannot connect (DNS rebinding: such a page's
+	// Host and Origin both carry the attacker's name, so the same-origin
+	// rule alone lets it in). A server reached by a name, or behind a
+	// reverse proxy that passes the public Host on, lists it.
 	AllowedHosts []string
 
 	// OriginPatterns lists the host patterns of other origins allowed to

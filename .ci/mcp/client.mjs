@@ -116,7 +116,8 @@ let transport;
 let child; // mcptool -http, started here
 let proxy; // the cutting proxy in front of it
 if (overHTTP) {
-  child = spawn(bin, ['-log-level', 'info', '-http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Over HTTP -root is required: it bounds the roots a client lists (ours is within it).
+  child = spawn(bin, ['-log-level', 'info', '-http', '127.0.0.1:0', '-root', root], { stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderr.on('data', (b) => (stderr += b));
   const found = await until(() => /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.test(stderr), 10_000);
   if (!found) {

@@ -13,6 +13,8 @@
 // Asked to fill in a form (elicitation/create), it accepts with the
 // defaults the form's schema gives (SEP-1034), or declines with -elicit
 // decline. It exits 1 if any step fails or the tool reports an error.
+// What the server sends is printed with its control characters escaped
+// (\x1b, \u202e): a server's text cannot drive the terminal.
 // The official MCP conformance suite drives it in client mode
 // (.ci/mcpconformance/run.sh).
 package main
@@ -76,7 +78,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		return err
 	}
 	for _, t := range tools {
-		fmt.Fprintf(out, "tool %s: %s\n", t.Name, t.Description)
+		printClean(out, "tool %s: %s\n", t.Name, t.Description)
 	}
 	if cfg.tool == "" {
 		return nil
@@ -86,7 +88,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		return err
 	}
 	for _, c := range res.Content {
-		fmt.Fprintf(out, "%s: %s\n", c.Type, c.Text)
+		printClean(out, "%s: %s\n", c.Type, c.Text)
 	}
 	if res.IsError {
 		return errToolFailed

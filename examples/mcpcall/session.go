@@ -76,10 +76,11 @@ func (s *session) close() {
 	_ = s.peer.Wait()
 }
 
+// printf prints what came from the server, control characters escaped.
 func (s *session) printf(format string, args ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fmt.Fprintf(s.out, format, args...)
+	printClean(s.out, format, args...)
 }
 
 // listTools returns the server's tools.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -39,7 +40,9 @@ type sessions struct {
 func (ss *sessions) connect(p *jsonrpc.Peer, r *http.Request) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	ss.m[p] = newServer(ss.fallbackRoot, ss.log).handler()
+	srv := newServer(ss.fallbackRoot, ss.log)
+	srv.confined = true // the client is whoever reaches the port: -root bounds it
+	ss.m[p] = srv.handler()
 }
 
 // disconnect forgets a session that has ended.
@@ -63,7 +66,10 @@ func (ss *sessions) ServeRPC(ctx context.Context, req *jsonrpc.Request) (any, er
 
 // serveHTTP serves MCP's Streamable HTTP transport on addr until SIGINT or
 // SIGTERM, then lets running tools finish within shutdownTimeout.
-func serveHTTP(addr, fallbackRoot string, log *slog.Logger) error {
+func serveHTTP(addr, fallbackRoot string, allowedHosts []string, log *slog.Logger) error {
+	if fallbackRoot == "" {
+		return errors.New("-http needs -root: the directory its clients may read (roots they list must lie within it)")
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -78,6 +84,9 @@ func serveHTTP(addr, fallbackRoot string, log *slog.Logger) error {
 		},
 		OnConnect:    ss.connect,
 		OnDisconnect: ss.disconnect,
+		// The names it is reached by; by default localhost names and IP
+		// addresses only (DNS rebinding).
+		AllowedHosts: allowedHosts,
 	}
 	mux := http.NewServeMux()
 	mux.Handle(mcpPath, mcp)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -14,12 +16,12 @@ import (
 	"github.com/peerwire/jsonrpc/internal/testbin"
 )
 
-// startHTTP starts mcptool -http on a loopback port with -root dir and
-// returns its endpoint; the process is stopped with SIGTERM at the end of
+// startHTTP starts mcptool -http on a loopback port with -root dir (and
+// args) and returns its endpoint; the process is stopped with SIGTERM at the end of
 // the test, and must exit 0.
-func startHTTP(t *testing.T, dir string) string {
+func startHTTP(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binPath, "-http", "127.0.0.1:0", "-root", dir)
+	cmd := exec.Command(binPath, append([]string{"-http", "127.0.0.1:0", "-root", dir}, args...)...)
 	cmd.Env = testbin.Env()
 	var stderr testbin.Buffer
 	cmd.Stderr = &stderr
@@ -85,4 +87,41 @@ func TestHTTPSessionsHaveTheirOwnServer(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "400 Bad Request") {
 		t.Errorf("tools/list without a session = %v, want the POST's 400", err)
 	}
+}
+
+// TestHTTPAllowedHosts pins the review's finding 2 for mcptool: it had no
+// way to answer to a name (a server listening on all interfaces must list
+// the names it is reached by, or refuse them against DNS rebinding). With
+// -allowed-hosts it answers to the names listed, and still refuses others.
+func TestHTTPAllowedHosts(t *testing.T) {
+	dir := makeRoot(t)
+	for _, tc := range []struct {
+		args []string
+		host string
+		want int
+	}{
+		{nil, "notes.example.test", 403},
+		{[]string{"-allowed-hosts", "notes.example.test,*.lan"}, "notes.example.test", 200},
+		{[]string{"-allowed-hosts", "notes.example.test,*.lan"}, "box.lan:8931", 200},
+		{[]string{"-allowed-hosts", "notes.example.test"}, "rebind.attacker.example", 403},
+	} {
+		endpoint := startHTTP(t, dir, tc.args...)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Host = tc.host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		cancel()
+		if resp.StatusCode != tc.want {
+			t.Errorf("mcptool %v, Host %s: %s, want %d", tc.args, tc.host, resp.Status, tc.want)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
 }

@@ -8,7 +8,9 @@
 // Its tools work on the files under a root, the first file:// root the
 // client lists in reply to roots/list (asked for once the tools need it,
 // and again after notifications/roots/list_changed), or the -root
-// directory for a client that declares no roots:
+// directory for a client that declares no roots. Over HTTP, where the
+// client is whoever reaches the port, -root is required and bounds every
+// client: a root it lists outside -root is refused:
 //
 //   - list_files: the files under a directory of the root, with sizes;
 //   - read_file: a file's text; paths that leave the root are refused;
@@ -32,6 +34,12 @@
 //
 //	mcptool -http 127.0.0.1:8931 -root /home/me/notes
 //
+// It answers to localhost names and IP addresses only (a page whose name
+// an attacker points at this machine is refused: DNS rebinding); a server
+// reached by a name lists it with -allowed-hosts:
+//
+//	mcptool -http :8931 -root /srv/notes -allowed-hosts notes.example.com
+//
 // It speaks revisions 2025-11-25, 2025-06-18 and 2025-03-26 of the
 // specification. Diagnostics go to stderr, never to stdout, which carries
 // only protocol messages.
@@ -42,17 +50,19 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/stdio"
 )
 
 func main() {
-	rootDir := flag.String("root", "", "the directory to serve when the client lists no roots")
+	rootDir := flag.String("root", "", "the directory to serve when the client lists no roots; with -http, required, and the bound of every root a client lists")
 	level := flag.String("log-level", "info", "what to log on stderr: debug, info, warn or error")
 	httpAddr := flag.String("http", "", "serve MCP's Streamable HTTP transport on this address (at /mcp) instead of stdio")
+	allowedHosts := flag.String("allowed-hosts", "", "with -http: the host names clients reach the server by, comma-separated (\"*\" for any); by default only localhost names and IP addresses")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: mcptool [-root DIR] [-log-level info] [-http ADDR]\n\nAn MCP server on stdin/stdout (newline-delimited JSON-RPC), or over Streamable HTTP with -http.\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mcptool [-root DIR] [-log-level info] [-http ADDR [-allowed-hosts NAMES]]\n\nAn MCP server on stdin/stdout (newline-delimited JSON-RPC), or over Streamable HTTP with -http.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -63,7 +73,11 @@ func main() {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 	if *httpAddr != "" {
-		if err := serveHTTP(*httpAddr, *rootDir, log); err != nil {
+		var hosts []string
+		if *allowedHosts != "" {
+			hosts = strings.Split(*allowedHosts, ",")
+		}
+		if err := serveHTTP(*httpAddr, *rootDir, hosts, log); err != nil {
 			log.Warn("serving HTTP failed", "err", err)
 			os.Exit(1)
 		}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +26,11 @@ const notifyTimeout = 5 * time.Second
 // server is the MCP server's state for its one client.
 type server struct {
 	fallbackRoot string // the -root flag, used when the client lists no roots
-	log          *slog.Logger
+	// confined: the client's roots must lie within fallbackRoot, which
+	// bounds what any client may read (over HTTP, where the client is
+	// whoever reaches the port, not the user who started mcptool).
+	confined bool
+	log      *slog.Logger
 
 	mu          sync.Mutex
 	initialized bool // initialize was answered
@@ -105,7 +110,9 @@ func (s *server) clientCaps() clientCapabilities {
 
 // root returns the directory the tools work in: the client's first file
 // root, asked for with roots/list when the client declared roots (once,
-// then again after notifications/roots/list_changed), else -root.
+// then again after notifications/roots/list_changed), else -root. When
+// confined, roots outside -root are refused (logged), and -root serves if
+// none is left.
 func (s *server) root(ctx context.Context) (string, error) {
 	if s.clientCaps().Roots == nil {
 		if s.fallbackRoot == "" {
@@ -123,7 +130,12 @@ func (s *server) root(ctx context.Context) (string, error) {
 		}
 		dirs = []string{}
 		for _, r := range res.Roots {
-			if dir, ok := fileURIPath(r.URI); ok {
+			dir, ok := fileURIPath(r.URI)
+			if ok && s.confined && !within(s.fallbackRoot, dir) {
+				s.log.Warn("roots/list: a root outside -root refused", "root", dir, "-root", s.fallbackRoot)
+				continue
+			}
+			if ok {
 				dirs = append(dirs, dir)
 			}
 		}
@@ -139,6 +151,13 @@ func (s *server) root(ctx context.Context) (string, error) {
 		return s.fallbackRoot, nil
 	}
 	return "", errors.New("no root: the client lists no file:// roots and mcptool was started without -root")
+}
+
+// within reports whether dir is bound or lies under it, by their cleaned
+// paths (openRoot then refuses symbolic links that leave bound).
+func within(bound, dir string) bool {
+	rel, err := filepath.Rel(filepath.Clean(bound), filepath.Clean(dir))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // fileURIPath returns the local directory a file:// URI names.

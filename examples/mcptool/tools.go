@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -106,13 +107,27 @@ type pathArgs struct {
 }
 
 // openRoot opens the tools' root. An os.Root refuses every path that
-// leaves it, by "..", an absolute path or a symbolic link.
+// leaves it, by "..", an absolute path or a symbolic link; when the server
+// is confined, the root is opened within -root's, so that a symbolic link
+// on the way to it cannot leave -root either.
 func openRoot(ctx context.Context, s *server) (*os.Root, error) {
 	dir, err := s.root(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return os.OpenRoot(dir)
+	if !s.confined {
+		return os.OpenRoot(dir)
+	}
+	bound, err := os.OpenRoot(s.fallbackRoot)
+	if err != nil {
+		return nil, err
+	}
+	defer bound.Close()
+	rel, err := filepath.Rel(filepath.Clean(s.fallbackRoot), filepath.Clean(dir))
+	if err != nil {
+		return nil, err
+	}
+	return bound.OpenRoot(rel)
 }
 
 func listFiles(ctx context.Context, s *server, call *callToolParams) (string, error) {

@@ -2,15 +2,19 @@
 // a request's Host and Origin headers, against DNS rebinding and cross-site
 // use from browser pages.
 //
-// Same-origin is not enough: a page whose name an attacker rebinds to
-// 127.0.0.1 sends that name as both Host and Origin, so its requests look
-// same-origin to a server that only compares the two. A server that
-// listens on loopback is meant for this machine, and this machine reaches
-// it by a loopback name (localhost, 127.0.0.1, [::1]): Check refuses any
-// other Host on a connection that arrived on a loopback address, unless
-// the server lists its names. A server elsewhere lists the names it
-// answers to (Hosts); without a list it takes any Host, as a public server
-// reached through names it cannot know must.
+// Same-origin is not enough: a page whose name an attacker rebinds to an
+// address of this machine (127.0.0.1, or its address on the LAN) sends
+// that name as both Host and Origin, so its requests look same-origin to a
+// server that only compares the two. Only a name can be rebound: an IP
+// literal is what it is. So without a list of the server's names (Hosts),
+// Check refuses every Host name that is not an IP literal or a localhost
+// name: on a connection that arrived on a loopback address it takes
+// loopback names only (localhost, 127.0.0.1, [::1]); on any other address
+// (a server listening on all interfaces, reached at its LAN address) IP
+// literals and localhost names. A server reached by a name lists it
+// (Hosts; "*" takes any name, for a server whose proxy checks the Host). A
+// request served without net/http's Server, which gives no local address,
+// is not checked.
 package hostguard
 
 import (
@@ -32,9 +36,9 @@ var ErrOrigin = errors.New("request origin not allowed")
 
 // Check applies the rule to r. hosts lists the host names (path.Match
 // patterns, case folded, matched against the Host header without its
-// port: "example.com", "*.example.com") the server answers to; none means
-// loopback names only on a connection to a loopback address, and any
-// Host elsewhere. originPatterns lists the origins of other hosts whose
+// port: "example.com", "*.example.com", "*") the server answers to; none
+// means loopback names only on a connection to a loopback address, and IP
+// literals and localhost names on any other. originPatterns lists the origins of other hosts whose
 // browser pages may send requests, matched against the Origin's host
 // (with its port) or, for a pattern holding "://", the whole origin; an
 // Origin naming the request's own (allowed) Host always passes, a request
@@ -61,10 +65,16 @@ func checkHost(r *http.Request, hosts []string) error {
 		}
 		return fmt.Errorf("%w: %q is not one of the server's names %q", ErrHost, r.Host, hosts)
 	}
-	if !onLoopback(r) || isLoopbackName(name) {
+	local, known := localAddr(r)
+	switch {
+	case !known || isLoopbackName(name):
+		return nil
+	case local.IsLoopback():
+		return fmt.Errorf("%w: %q on a server listening on loopback, which answers to localhost, 127.0.0.1 and [::1] only (list the server's names in its AllowedHosts to serve others)", ErrHost, r.Host)
+	case name == "" || isIPLiteral(name):
 		return nil
 	}
-	return fmt.Errorf("%w: %q on a server listening on loopback, which answers to localhost, 127.0.0.1 and [::1] only (list the server's names in its AllowedHosts to serve others)", ErrHost, r.Host)
+	return fmt.Errorf("%w: %q is a name the server does not list: a page whose name an attacker points at this machine would send it too (DNS rebinding); list the server's names in its AllowedHosts (\"*\" for any), or reach it by its IP address", ErrHost, r.Host)
 }
 
 // checkOrigin applies the Origin half of the rule.
@@ -119,17 +129,25 @@ func isLoopbackName(name string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// onLoopback reports whether r arrived on a loopback address of this
-// machine (http.Server puts the connection's local address in the
-// request's context).
-func onLoopback(r *http.Request) bool {
+// localAddr returns the address of this machine that r arrived on
+// (http.Server puts the connection's local address in the request's
+// context), and false if r carries none.
+func localAddr(r *http.Request) (netip.Addr, bool) {
 	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok {
-		return false
+		return netip.Addr{}, false
 	}
 	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.IsLoopback()
+		ip, ok := netip.AddrFromSlice(ta.IP)
+		return ip.Unmap(), ok
 	}
 	ap, err := netip.ParseAddrPort(a.String())
-	return err == nil && ap.Addr().Unmap().IsLoopback()
+	return ap.Addr().Unmap(), err == nil
+}
+
+// isIPLiteral reports whether name is an IP address (no brackets, no
+// zone), which no DNS answer can point elsewhere.
+func isIPLiteral(name string) bool {
+	ip, err := netip.ParseAddr(name)
+	return err == nil && ip.Zone() == ""
 }

@@ -40,7 +40,7 @@ func (p *Peer) readLoop() {
 				p.drain(err)
 				return
 			}
-			p.end(fmt.Errorf("read failed: %w", err))
+			p.end(err) // the transport says what failed; "read failed" misled when it was a POST
 			return
 		}
 		p.route(data)

@@ -103,7 +103,7 @@ func TestHostTranscript(t *testing.T) {
 		"  batch[2] files.read /home/user/../../root/.ssh/id_rsa: refused: jsonrpc: files.read: code -32011: path is outside the sandbox",
 		// the crash
 		`  flaky.echo: "hello, flaky"`,
-		"  flaky.crash: the call failed: tool flaky crashed during flaky.crash: jsonrpc: connection closed: read failed: stdio: child process ended: exit status 3 (errors.Is ErrClosed: true; the cause is the crash: true)",
+		"  flaky.crash: the call failed: tool flaky crashed during flaky.crash: jsonrpc: connection closed: stdio: child process ended: exit status 3 (errors.Is ErrClosed: true; the cause is the crash: true)",
 		// the supervisor restarted it (its own lines are checked below:
 		// they interleave with the host's)
 		"  started tool flaky (pid ",
@@ -161,7 +161,7 @@ func TestHostTranscript(t *testing.T) {
 		`(?m)^    log: level=INFO msg=call tool=files method=tools/list id=\d+ elapsed=\S+$`,
 		`(?m)^    log: level=INFO msg=call tool=files method=files.read id=\d+ elapsed=\S+$`,
 		`(?m)^    log: level=WARN msg="call failed" tool=files method=files.read id=\d+ elapsed=\S+ err=".*code -32010: unauthorized`,
-		`(?m)^    log: level=WARN msg="call failed" tool=flaky method=flaky.crash id=\d+ elapsed=\S+ err="jsonrpc: connection closed: read failed: stdio: child process ended: exit status 3"$`,
+		`(?m)^    log: level=WARN msg="call failed" tool=flaky method=flaky.crash id=\d+ elapsed=\S+ err="jsonrpc: connection closed: stdio: child process ended: exit status 3"$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("no log line matching %s", re)

@@ -114,7 +114,7 @@ func TestMCPSession(t *testing.T) {
 		"  tools/call read_text_file "+root+"/todo.md: result:\n      - write the MCP example\n",
 		"  tools/call read_text_file /etc/passwd: refused (isError):\n      Access denied - path outside allowed directories: /etc/passwd not in "+root+"\n",
 		// the crash
-		"  filesystem-bad crashed: filesystem-bad: initialize: jsonrpc: connection closed: read failed: stdio: child process ended: exit status 1 (exit status 1)\n",
+		"  filesystem-bad crashed: filesystem-bad: initialize: jsonrpc: connection closed: stdio: child process ended: exit status 1 (exit status 1)\n",
 		// shutdown
 		"  everything exited with status ",
 		"  everything-http exited with status 0\n",

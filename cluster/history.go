@@ -192,7 +192,7 @@ const catchUpBatch = 1000
 
 // Since reads the stream's state and, when since can be recovered, its
 // messages after since.
-func (l *streamLog) Since(ctx context.Context, since *topic.Position) (topic.History, error) {
+func (l *streamLog) Since(ctx context.Context, since *topic.Position, limit topic.Limit) (topic.History, error) {
 	info, err := l.stream.Info(ctx)
 	if err != nil {
 		return topic.History{}, err
@@ -227,7 +227,12 @@ func (l *streamLog) Since(ctx context.Context, since *topic.Position) (topic.His
 		_ = l.js.DeleteConsumer(dctx, l.name, cons.CachedInfo().Name)
 	}()
 	next := since.Seq + 1
+	bytes := 0
 	for next <= last {
+		if limit.Messages > 0 && len(h.Messages) >= limit.Messages || limit.Bytes > 0 && len(h.Messages) > 0 && bytes >= limit.Bytes {
+			h.More = true
+			break
+		}
 		batch, err := cons.Fetch(int(min(last-next+1, catchUpBatch)), jetstream.FetchContext(ctx))
 		if err != nil {
 			return topic.History{}, err
@@ -239,6 +244,7 @@ func (l *streamLog) Since(ctx context.Context, since *topic.Position) (topic.His
 			}
 			if seq := md.Sequence.Stream; seq == next {
 				h.Messages = append(h.Messages, topic.Entry{Seq: seq, Data: m.Data()})
+				bytes += len(m.Data())
 				next++
 			} else if seq > next {
 				// Expired or removed since Info: what is left no longer
@@ -252,6 +258,10 @@ func (l *streamLog) Since(ctx context.Context, since *topic.Position) (topic.His
 	}
 	return h, nil
 }
+
+// Idle reports true: the history is in JetStream, and closing the log
+// loses none of it.
+func (l *streamLog) Idle() bool { return true }
 
 // Close stops following the stream; the stream stays, with its history.
 func (l *streamLog) Close() error {

@@ -52,7 +52,7 @@ func newHubSite(t testing.TB, natsURL string, o cluster.HistoryOptions) *hubSite
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &hubSite{hub: &topic.Hub{Store: st}}
+	s := &hubSite{hub: &topic.Hub{Store: st, Allow: topic.AllowAll}}
 	mux := jsonrpc.NewMux()
 	s.hub.Register(mux)
 	s.srv = &ws.Server{Peer: jsonrpc.Options{Handler: mux}}

@@ -68,8 +68,9 @@ type Follower struct {
 	MaxBuffered int
 
 	deliver sync.Mutex // held while computing and making the calls above, in order
-	mu      sync.Mutex // guards topics
+	mu      sync.Mutex // guards topics and leaving
 	topics  map[string]*followed
+	leaving map[string]chan struct{} // topics whose topic.unsubscribe is in flight, closed with its reply
 }
 
 // maxRounds bounds the subscribes one call makes in a row, each one asked
@@ -106,6 +107,19 @@ func (f *Follower) Position(topic string) (pos Position, ok bool) {
 // it was on.
 func (f *Follower) Subscribe(ctx context.Context, p *jsonrpc.Peer, topic string) error {
 	f.mu.Lock()
+	for f.leaving[topic] != nil {
+		// The server runs calls concurrently: a subscribe sent while the
+		// unsubscribe of the same topic is in flight could be undone by
+		// it. Wait for its reply.
+		left := f.leaving[topic]
+		f.mu.Unlock()
+		select {
+		case <-left:
+		case <-ctx.Done():
+			return fmt.Errorf("topic: cannot subscribe to %q while its unsubscribe is in flight: %w", topic, ctx.Err())
+		}
+		f.mu.Lock()
+	}
 	if f.topics == nil {
 		f.topics = make(map[string]*followed)
 	}
@@ -144,15 +158,38 @@ func (f *Follower) Resubscribe(ctx context.Context, p *jsonrpc.Peer) error {
 }
 
 // Unsubscribe stops following topic and, if p is not nil, calls
-// topic.unsubscribe on it.
+// topic.unsubscribe on it; a Subscribe of the same topic waits for its
+// reply.
 func (f *Follower) Unsubscribe(ctx context.Context, p *jsonrpc.Peer, topic string) error {
 	f.mu.Lock()
 	delete(f.topics, topic)
-	f.mu.Unlock()
 	if p == nil {
+		f.mu.Unlock()
 		return nil
 	}
-	return p.Call(ctx, MethodUnsubscribe, UnsubscribeParams{Topic: topic}, nil)
+	for f.leaving[topic] != nil { // one unsubscribe of a topic at a time
+		left := f.leaving[topic]
+		f.mu.Unlock()
+		select {
+		case <-left:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		f.mu.Lock()
+		delete(f.topics, topic) // a Subscribe that came meanwhile is undone
+	}
+	if f.leaving == nil {
+		f.leaving = make(map[string]chan struct{})
+	}
+	left := make(chan struct{})
+	f.leaving[topic] = left
+	f.mu.Unlock()
+	err := p.Call(ctx, MethodUnsubscribe, UnsubscribeParams{Topic: topic}, nil)
+	f.mu.Lock()
+	delete(f.leaving, topic)
+	close(left)
+	f.mu.Unlock()
+	return err
 }
 
 // refusedBy reports whether err is the server's refusal of topic, and if

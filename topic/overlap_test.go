@@ -3,6 +3,9 @@ package topic_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/peerwire/jsonrpc"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,5 +74,61 @@ func TestUnsubscribeDuringSubscribeKeepsIt(t *testing.T) {
 	}
 	if n := hub.Subscribers("t"); n != 0 {
 		t.Fatalf("%d subscribers after unsubscribe", n)
+	}
+}
+
+// TestFollowerSubscribeWaitsForUnsubscribe (issue 30, finding 6, the
+// client's side): a Follower does not send a topic's topic.subscribe while
+// its topic.unsubscribe is in flight (the server would run both at once,
+// in either order), but after its reply.
+func TestFollowerSubscribeWaitsForUnsubscribe(t *testing.T) {
+	var mu sync.Mutex
+	var calls []string
+	record := func(s string) {
+		mu.Lock()
+		calls = append(calls, s)
+		mu.Unlock()
+	}
+	release := make(chan struct{})
+	smux := jsonrpc.NewMux()
+	jsonrpc.Register(smux, topic.MethodSubscribe, func(_ context.Context, p topic.SubscribeParams) (topic.SubscribeResult, error) {
+		record("subscribe")
+		return topic.SubscribeResult{Topic: p.Topic, Epoch: "E", Messages: []topic.Entry{}}, nil
+	})
+	unsubscribing := make(chan struct{})
+	jsonrpc.Register(smux, topic.MethodUnsubscribe, func(context.Context, topic.UnsubscribeParams) (bool, error) {
+		record("unsubscribe")
+		close(unsubscribing)
+		<-release
+		record("unsubscribed")
+		return true, nil
+	})
+	f := &topic.Follower{}
+	fmux := jsonrpc.NewMux()
+	f.Register(fmux)
+	a, b := jsonrpc.Pipe()
+	server := jsonrpc.NewPeer(a, jsonrpc.Options{Handler: smux})
+	client := jsonrpc.NewPeer(b, jsonrpc.Options{Handler: fmux})
+	defer func() { client.Close(); server.Close(); client.Wait(); server.Wait() }()
+	if err := f.Subscribe(testCtx(t), client, "t"); err != nil {
+		t.Fatal(err)
+	}
+	unsubscribed := make(chan error, 1)
+	go func() { unsubscribed <- f.Unsubscribe(testCtx(t), client, "t") }()
+	<-unsubscribing
+	subscribed := make(chan error, 1)
+	go func() { subscribed <- f.Subscribe(testCtx(t), client, "t") }()
+	time.Sleep(50 * time.Millisecond) // a subscribe sent now would reach the server
+	close(release)
+	if err := <-unsubscribed; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-subscribed; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(calls, " "); got != "subscribe unsubscribe unsubscribed subscribe" {
+		t.Fatalf("the server saw %s, want the second subscribe after the unsubscribe's reply", got)
 	}
 }

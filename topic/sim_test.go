@@ -23,9 +23,12 @@ package topic_test
 // Running it:
 //
 //	go test -race -run TestTopicSim ./topic                            # about 10 s, fresh seeds
-//	go test -race -run TestTopicSim -topicsim.duration=10m ./topic     # longer
-//	go test -race -run TestTopicSim -topicsim.seed=N -v ./topic        # replay seed N, with its summary
-//	go test -race -run TestTopicSim -topicsim.seed=N -topicsim.plan -v ./topic # and its plan, step by step
+//	go test -race -run TestTopicSim ./topic -topicsim.duration=10m     # longer
+//	go test -race -run TestTopicSim ./topic -topicsim.seed=N -v        # replay seed N, with its summary
+//	go test -race -run TestTopicSim ./topic -topicsim.seed=N -topicsim.plan -v # and its plan, step by step
+//
+// (The package comes before the -topicsim flags: go test passes what
+// follows a flag it does not know to the test binary.)
 //
 // A failing run reports its seed and the line that replays it: the same
 // plan, though not necessarily the same goroutine schedule. A run that
@@ -95,7 +98,7 @@ func tsimOne(t *testing.T, seed uint64) bool {
 			tsimTotals[k] += v
 		}
 		if len(w.violations) > 0 {
-			t.Fatalf("seed %d:\n\t%s\nreplay: go test -race -run TestTopicSim -topicsim.seed=%d -topicsim.plan -v ./topic",
+			t.Fatalf("seed %d:\n\t%s\nreplay: go test -race -run TestTopicSim ./topic -topicsim.seed=%d -topicsim.plan -v",
 				seed, strings.Join(w.violations, "\n\t"), seed)
 		}
 	})

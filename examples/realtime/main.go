@@ -43,8 +43,11 @@
 // the page says, then or later. The sign-in itself is a stand-in: it takes
 // any name, with no password. A real application would check credentials
 // there (or trust its single sign-on) and nothing else would change. The
-// sessions live in memory and end after 12 hours or with the server: a
-// page signs in on the node it connects to.
+// sessions live in memory, bounded so that no flood of sign-ins can lock
+// anyone out: at most 16 per client address and 10,000 in all, the least
+// recently used going first; they end after 30 minutes unused, 12 hours in
+// all, or with the server. A page signs in again as it reconnects, on the
+// node it connects to.
 //
 // On the wire you can watch (the page shows every frame):
 //

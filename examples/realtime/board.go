@@ -123,8 +123,11 @@ type Board struct {
 // bucket. nc is the nodes' NATS connection, url where it goes (for
 // /healthz).
 func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, hist topic.Store, nc *nats.Conn, url, node string) *Board {
+	// lastStats starts below any version, so that the first stats after
+	// the board is loaded go out, even a fresh board's (version 0): that
+	// publish makes the topic's stream, which pages then find at once.
 	b := &Board{log: log, store: st, nodes: nodes, pages: nodes.Topic("board"), node: node,
-		nc: nc, url: url, countChanged: make(chan struct{}, 1), ctx: context.Background()}
+		nc: nc, url: url, countChanged: make(chan struct{}, 1), ctx: context.Background(), lastStats: -1}
 	b.topics = &topic.Hub{Store: hist, Allow: func(_ context.Context, name string) error {
 		if name != boardTopic {
 			return topic.ErrNoSuchTopic

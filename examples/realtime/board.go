@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/cluster"
@@ -99,7 +98,7 @@ type Board struct {
 	topics *topic.Hub     // the topic "board", with its history in JetStream
 	node   string         // this node's key in the online bucket
 
-	nc  *nats.Conn
+	nc  *natsConn
 	url string // where NATS is, for /healthz
 
 	countMu      sync.Mutex
@@ -122,7 +121,7 @@ type Board struct {
 // the Topic "board" of nodes, for the node with key node in the online
 // bucket. nc is the nodes' NATS connection, url where it goes (for
 // /healthz).
-func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, hist topic.Store, nc *nats.Conn, url, node string) *Board {
+func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, hist topic.Store, nc *natsConn, url, node string) *Board {
 	// lastStats starts below any version, so that the first stats after
 	// the board is loaded go out, even a fresh board's (version 0): that
 	// publish makes the topic's stream, which pages then find at once.
@@ -141,12 +140,23 @@ func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, hist topic.Store
 
 // Bounds on what may wait for NATS: joinFlush on a page's connection
 // (OnConnect), callTimeout on each handler's JetStream work, writeTimeout
-// on each write of this node's page count (off every page's path).
+// on each write of this node's page count (off every page's path), and
+// dropTimeout on its delete as the node stops. A node that stops ends
+// what waits at once (callCtx).
 const (
 	joinFlush    = 250 * time.Millisecond
 	callTimeout  = 5 * time.Second
 	writeTimeout = 2 * time.Second
+	dropTimeout  = 500 * time.Millisecond
 )
+
+// callCtx is the ctx of a handler's JetStream work: ctx, for at most
+// callTimeout, and until the board stops.
+func (b *Board) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	stop := context.AfterFunc(b.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
 
 // boardTopic is the one topic pages may subscribe to (topic.subscribe).
 const boardTopic = "board"
@@ -205,7 +215,7 @@ func (b *Board) Join(p *jsonrpc.Peer) {
 	// The node's first page subscribes it to the topic; Flush returns once
 	// NATS has the subscription, so that the page misses no broadcast from
 	// another node after it loads the board.
-	if !b.nodes.Connected() {
+	if !b.nc.connected() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), joinFlush)
@@ -249,7 +259,10 @@ func (b *Board) keepOnline(ctx context.Context) {
 		case <-refresh.C:
 		case <-retry:
 		case <-ctx.Done():
-			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			if !b.nc.connected() {
+				return // it ages out: nothing to wait for
+			}
+			dctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
 			defer cancel()
 			if err := b.store.dropOnline(dctx, b.node); err != nil {
 				b.log.Info("cannot delete this node's page count; it ages out", "err", err)
@@ -267,6 +280,9 @@ func (b *Board) keepOnline(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			if !errors.Is(err, errNotLoaded) {
 				b.log.Info("cannot write this node's page count; trying again", "err", err)
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				b.store.suspect()
 			}
 			retry = time.After(time.Second)
 		}
@@ -367,6 +383,9 @@ func (b *Board) notify(method string, params any) {
 	defer cancel()
 	if _, err := b.topics.Publish(ctx, boardTopic, news{Method: method, Params: params}); err != nil {
 		b.log.Warn("broadcast failed", "topic", boardTopic, "method", method, "err", err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			b.store.suspect() // the server may have stopped answering
+		}
 	}
 }
 
@@ -400,7 +419,7 @@ func (b *Board) post(ctx context.Context, p struct {
 	if n := utf8.RuneCountInString(text); n < 1 || n > maxText {
 		return Note{}, jsonrpc.NewError(CodeBadText, "note text must be 1..140 characters", map[string]int{"length": n})
 	}
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	ctx, cancel := b.callCtx(ctx)
 	defer cancel()
 	id, err := b.store.nextID(ctx)
 	if err != nil {
@@ -428,7 +447,7 @@ func (b *Board) like(ctx context.Context, p struct {
 	if !ok {
 		return Note{}, errNotSignedIn
 	}
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	ctx, cancel := b.callCtx(ctx)
 	defer cancel()
 	liked, changed, ok, err := b.store.like(ctx, p.ID, user, !p.Unlike)
 	if err != nil {
@@ -453,7 +472,7 @@ func (b *Board) clear(ctx context.Context, _ struct{}) (map[string]int, error) {
 	if err := b.confirm(ctx, b.Stats().Notes); err != nil {
 		return nil, err
 	}
-	sctx, cancel := context.WithTimeout(ctx, callTimeout)
+	sctx, cancel := b.callCtx(ctx)
 	defer cancel()
 	n, ids, err := b.store.clear(sctx, by)
 	if err != nil {
@@ -529,9 +548,9 @@ func (b *Board) health(w http.ResponseWriter, _ *http.Request) {
 		Server string `json:"server,omitempty"` // the server connected to, of those in url
 		Store  string `json:"store"`
 		Pages  int    `json:"pages"`
-	}{Node: b.node, NATS: strings.ToLower(b.nc.Status().String()), URL: b.url, Server: b.nc.ConnectedUrl(),
+	}{Node: b.node, NATS: strings.ToLower(b.nc.statusText()), URL: b.url, Server: b.nc.serverURL(),
 		Store: storeState, Pages: b.localPages()}
-	connected := b.nc.IsConnected()
+	connected := b.nc.connected()
 	switch {
 	case !loaded && !connected:
 		h.State = "waiting for NATS"

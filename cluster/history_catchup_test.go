@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +108,5 @@ func TestHistoryCatchUpPaged(t *testing.T) {
 	if next != 1001 || pages < 4 {
 		t.Fatalf("%d messages in %d pages", next-1, pages+1)
 	}
-	t.Log(fmt.Sprintf("1000 messages of 300 bytes in %d pages", pages+1))
+	t.Logf("1000 messages of 300 bytes in %d pages", pages+1)
 }

@@ -205,7 +205,7 @@ func TestHistorySurvivesNATSRestart(t *testing.T) {
 	live.await(t, 10)
 
 	stopNATS(ns)
-	ns = startJetStream(t, port, dir)
+	startJetStream(t, port, dir)
 	// The node's connection comes back by itself; publishes fail until it has.
 	var err error
 	waitFor(t, "a publish after the restart", func() bool {

@@ -47,7 +47,6 @@ type natsProc struct {
 	cmd        *exec.Cmd
 	done       chan struct{}
 	out        testbin.Buffer
-	paused     bool
 	t          *testing.T
 	monitorURL string
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -114,7 +115,8 @@ type Board struct {
 	// pushMu orders this node's stats pushes; never held while waiting
 	// for the watch, which may push (onlineChanged).
 	pushMu    sync.Mutex
-	lastStats int64 // version of the last stats this node pushed
+	lastStats int64       // version of the last stats this node pushed
+	topicMade atomic.Bool // loaded has published on the topic, so that it has its stream
 }
 
 // NewBoard returns the board kept in st, announcing to its pages through
@@ -122,11 +124,8 @@ type Board struct {
 // bucket. nc is the nodes' NATS connection, url where it goes (for
 // /healthz).
 func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, hist topic.Store, nc *natsConn, url, node string) *Board {
-	// lastStats starts below any version, so that the first stats after
-	// the board is loaded go out, even a fresh board's (version 0): that
-	// publish makes the topic's stream, which pages then find at once.
 	b := &Board{log: log, store: st, nodes: nodes, pages: nodes.Topic("board"), node: node,
-		nc: nc, url: url, countChanged: make(chan struct{}, 1), ctx: context.Background(), lastStats: -1}
+		nc: nc, url: url, countChanged: make(chan struct{}, 1), ctx: context.Background()}
 	b.topics = &topic.Hub{Store: hist, Allow: func(_ context.Context, name string) error {
 		if name != boardTopic {
 			return topic.ErrNoSuchTopic
@@ -134,7 +133,7 @@ func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, hist topic.Store
 		return nil
 	}}
 	st.onOnline = b.onlineChanged
-	st.onLoad = b.pushStats
+	st.onLoad = b.loaded
 	return b
 }
 
@@ -345,15 +344,34 @@ func (b *Board) Stats() Stats {
 // pushStats sends the current stats to every page, unless this node has
 // already sent stats as new. The lock keeps this node's pushes in version
 // order (Notify only queues and publishes).
-func (b *Board) pushStats() {
+func (b *Board) pushStats() bool {
 	b.pushMu.Lock()
 	defer b.pushMu.Unlock()
 	s := b.Stats()
 	if s.Version <= b.lastStats {
-		return
+		return false
 	}
 	b.lastStats = s.Version
 	b.notify("board.stats", s)
+	return true
+}
+
+// loaded runs once the board is loaded (after every replay): it pushes
+// the stats and, on a fresh board (nothing to push yet), publishes them on
+// the topic "board" alone, so that the topic has its stream (made by its
+// first publish) before pages subscribe to it, and none of them starts on
+// a topic without one (epoch "none") to reset at the first post.
+func (b *Board) loaded() {
+	if b.pushStats() || b.topicMade.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, writeTimeout)
+	defer cancel()
+	if _, err := b.topics.Publish(ctx, boardTopic, news{Method: "board.stats", Params: b.Stats()}); err != nil {
+		b.log.Info("cannot publish on the topic \"board\" yet", "err", err)
+		return
+	}
+	b.topicMade.Store(true)
 }
 
 // audience serves a topic method with h and, when it succeeds for the

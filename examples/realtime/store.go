@@ -311,7 +311,8 @@ type store struct {
 
 	// Set before run, called from the watches' goroutine: onOnline after
 	// the view applied a change of the online bucket, onLoad after a
-	// complete replay replaced the view.
+	// complete replay replaced the view (before loaded is closed, the
+	// first time).
 	onOnline func(jetstream.KeyValueEntry)
 	onLoad   func()
 
@@ -551,10 +552,11 @@ func (s *store) follow(ctx context.Context, reconnected <-chan nats.Status) {
 		case <-loaded:
 			loaded = nil
 			s.replaying.Store(false)
+			// onLoad first: on the first load, it has the node's first
+			// publishes out before pages are let in (s.loaded).
+			s.onLoad()
 			s.mu.Lock()
 			s.replayWait = 0
-			s.mu.Unlock()
-			s.mu.Lock()
 			s.state = "ready"
 			select {
 			case <-s.loaded:
@@ -562,7 +564,6 @@ func (s *store) follow(ctx context.Context, reconnected <-chan nats.Status) {
 				close(s.loaded)
 			}
 			s.mu.Unlock()
-			s.onLoad()
 		case <-reconnected:
 			s.log.Info("NATS reconnected: replaying the board's buckets")
 			return

@@ -28,7 +28,7 @@ type topicFleet struct {
 }
 
 func startTopicFleet(tb testing.TB, svc *Service, n int) *topicFleet {
-	f := &topicFleet{hub: &topic.Hub{MaxQueue: 1 << 16}}
+	f := &topicFleet{hub: &topic.Hub{Allow: topic.AllowAll, MaxQueue: 1 << 16}}
 	f.group.MaxQueue = 1 << 16
 	smux := jsonrpc.NewMux()
 	f.hub.Register(smux)
@@ -122,7 +122,7 @@ func BenchmarkTopicBroadcast(b *testing.B) {
 // carries the 1,000 messages (of about 100 bytes) it missed, decoded;
 // one op is one catch-up.
 func BenchmarkTopicCatchUp(b *testing.B) {
-	var hub topic.Hub
+	hub := topic.Hub{Allow: topic.AllowAll, MaxReplyBytes: -1} // the 1,000 in one reply, as before replies were paged
 	defer hub.Close()
 	var first topic.Position
 	for i := range 1000 {
@@ -166,7 +166,7 @@ func BenchmarkTopicCatchUp(b *testing.B) {
 func BenchmarkTopicHistoryMemory(b *testing.B) {
 	perTopic := topic.DefaultMaxBytes/(len(topicNote)+64) + 100 // past the bound
 	kept := topic.DefaultMaxBytes / (len(topicNote) + 64)
-	var hub topic.Hub
+	hub := topic.Hub{Allow: topic.AllowAll}
 	defer hub.Close()
 	b.StopTimer()
 	before := MemInUse()
@@ -193,7 +193,7 @@ func BenchmarkTopicHistoryMemory(b *testing.B) {
 // jsonrpc.Group.Notify of the same topic.message params. The difference
 // is what the history costs per broadcast, whatever the audience.
 func BenchmarkTopicPublishAlone(b *testing.B) {
-	var hub topic.Hub
+	hub := topic.Hub{Allow: topic.AllowAll}
 	defer hub.Close()
 	var group jsonrpc.Group
 	var seq uint64

@@ -37,3 +37,14 @@ export class ConnectionError extends Error {
     this.name = 'ConnectionError';
   }
 }
+
+/** A reply that is not a valid JSON-RPC response (an "error" that is not
+ * an error object, neither "result" nor "error"): the call rejects with
+ * it, the message as received in received. */
+export class InvalidResponseError extends Error {
+  constructor(message, received) {
+    super(message);
+    this.name = 'InvalidResponseError';
+    this.received = received;
+  }
+}

@@ -35,6 +35,15 @@ export class ConnectionError extends Error {
   readonly name: 'ConnectionError';
 }
 
+/** A reply that is not a valid JSON-RPC response: an "error" that is not
+ * an error object with an integer code, or neither "result" nor "error".
+ * received is the message as it came, parsed. */
+export class InvalidResponseError extends Error {
+  constructor(message: string, received: unknown);
+  readonly name: 'InvalidResponseError';
+  received: unknown;
+}
+
 /** How a cancelled call is announced to the other side, and how its
  * cancellations of our served calls are read. */
 export interface CancelDialect {
@@ -44,6 +53,11 @@ export interface CancelDialect {
   params(id: string): Params;
   /** The id of the call a received cancel notification names. */
   id(params: unknown): string | number | undefined;
+  /** The member of the cancel notification's params that holds the id,
+   * so that its text is read as it came (an integer past 2^53, 1.0) and
+   * finds the served call with exactly that id; without it, the id that
+   * id() returns is used, exact for strings and safe integers. */
+  idMember?: string;
 }
 
 /** $/cancelRequest {id}: the Language Server Protocol's, Go's jsonrpc.LSPCancel. */
@@ -80,13 +94,17 @@ export interface ClientOptions {
   /** Reconnect when the connection drops; default true. */
   reconnect?: boolean;
   /** Backoff between attempts: doubles from minDelay to maxDelay
-   * milliseconds, each delay drawn from the upper half; defaults 500 and 10000. */
+   * milliseconds, each delay drawn from the upper half; defaults 500 and
+   * 10000. A connection that dies within maxDelay of opening is no
+   * success: the delays go on growing, and start again from minDelay only
+   * after a connection that lasted. */
   minDelay?: number;
   maxDelay?: number;
   /** Milliseconds of silence after which rpc.ping is sent (a method name
    * the specification reserves: any reply, an error too, is a sign of
    * life); a connection silent for twice this long is taken as lost and
-   * reconnected. Default 0: no heartbeat. */
+   * reconnected. Default 0: no heartbeat. The offline and online events
+   * (watchNetwork) work with it too. */
   heartbeat?: number;
   /** Follow the browser's offline and online events: offline ends the
    * connection at once (reconnecting), online tries again at once.
@@ -151,15 +169,17 @@ export interface ResetInfo extends Position {
 }
 
 export interface SubscribeHandlers<T = unknown> {
-  /** Every message of the topic, exactly once and in seq order, across reconnects. */
+  /** Every message of the topic, exactly once and in seq order, across
+   * reconnects (a catch-up the server sends in pages included). */
   onMessage?: (data: T, meta: MessageMeta) => void;
   /** The history could not be recovered (also on the first subscription):
    * fetch the state again; messages after position follow. */
   onReset?: (info: ResetInfo) => void;
   /** A later re-subscription was refused; the subscription has ended.
    * (-32603, -32000 and -32003, the server unable to read the history
-   * for now, overloaded or shutting down, are tried again after a delay
-   * instead.) */
+   * for now, overloaded or shutting down, and a re-subscription that got
+   * no reply within the timeout, are tried again after a delay that grows
+   * as reconnection's does instead.) */
   onError?: (error: RPCError) => void;
 }
 
@@ -195,7 +215,12 @@ export class Client extends EventTarget {
   handle(method: string, fn: (params: any, ctx: ServeContext) => unknown): this;
   /** Listens to the other side's notifications of method. */
   on(method: string, fn: (params: any) => void): this;
-  /** topic.subscribe with recovery across reconnects. */
+  /** topic.subscribe with recovery across reconnects. Rejects with the
+   * server's RPCError if it refuses the topic, a TimeoutError if the
+   * first reply does not come in time (the topic is then not followed),
+   * and an Error if the topic is subscribed already on this Client
+   * (unsubscribe first: a subscribe made while the topic's unsubscribe is
+   * in flight waits for its reply). */
   subscribe<T = unknown>(topic: string, handlers?: SubscribeHandlers<T>): Promise<Subscription>;
   /** Closes and stops reconnecting; waiting and pending calls reject with ConnectionError. */
   close(): void;

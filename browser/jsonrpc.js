@@ -19,17 +19,18 @@
 // byte for byte as they came, numbers too (see wire.js). The module
 // imports errors.js, wire.js and topics.js, next to it.
 
-import { RPCError, AbortError, TimeoutError, ConnectionError } from './errors.js';
-import { message, errorReply, rawOf, rawIDs } from './wire.js';
+import { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError } from './errors.js';
+import { message, errorReply, rawOf, rawIDs, rawParams, rawMember, idKey } from './wire.js';
 import { Topics } from './topics.js';
 
-export { RPCError, AbortError, TimeoutError, ConnectionError };
+export { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError };
 
 /** The Language Server Protocol's cancellation: $/cancelRequest {id}. */
 export const LSPCancel = Object.freeze({
   method: '$/cancelRequest',
   params: (id) => ({ id }),
   id: (params) => params?.id,
+  idMember: 'id',
 });
 
 /** The Model Context Protocol's cancellation: notifications/cancelled
@@ -38,6 +39,7 @@ export const MCPCancel = Object.freeze({
   method: 'notifications/cancelled',
   params: (id) => ({ requestId: id }),
   id: (params) => params?.requestId,
+  idMember: 'requestId',
 });
 
 /** The connection states, in the order a client goes through them. */
@@ -75,14 +77,15 @@ export class Client extends EventTarget {
     this.waiting = new Set();  // sends held until a connection is open
     this.handlers = new Map(); // method -> fn(params, ctx) serving the other side
     this.listeners = new Map(); // method -> [fn(params)]
-    this.serving = new Map();  // raw id -> AbortController of a call we serve
+    this.serving = new Map();  // idKey of the id -> AbortController of a call we serve
     this.topics = new Topics(this);
     this.stopped = false;
     this.timer = null;
+    this.streak = 0;      // attempts since the last connection that lasted maxDelay (see lost)
+    this.openedAt = 0;    // when the open connection opened
     this.on('topic.message', (m) => this.topics.message(m));
     this.beat = null;
     this.onNetwork = (e) => this.network(e.type === 'online');
-    if (this.cancel) this.on(this.cancel.method, (p) => this.serving.get(rawOf(this.cancel.id(p)))?.abort());
   }
 
   /** Opens the first connection; resolves once it is open and onconnect
@@ -112,7 +115,7 @@ export class Client extends EventTarget {
    * its timeout, for the next connection. options: { timeout, signal }. */
   call(method, params, options) {
     const call = this.request(method, params, options);
-    if (call.live()) this.whenOpen(() => this.send([call], false), (e) => call.reject(e));
+    if (call.live()) this.whenOpen([call], () => this.send([call], false), (e) => call.reject(e));
     return call.promise;
   }
 
@@ -130,7 +133,7 @@ export class Client extends EventTarget {
   batch(elements, options) {
     const items = elements.map((e) => (e.notify ? { msg: message(e.method, e.params) } : this.request(e.method, e.params, options)));
     const fail = (err) => items.forEach((c) => c.reject?.(err));
-    this.whenOpen(() => this.send(items, true), fail);
+    this.whenOpen(items, () => this.send(items, true), fail);
     return items.map((c) => c.promise);
   }
 
@@ -184,6 +187,7 @@ export class Client extends EventTarget {
       sent: () => { state = 'sent'; this.pending.set(id, call); },
       resolve: (v) => finish() && settle.resolve(v),
       reject: (e) => finish() && settle.reject(e),
+      waiter: null, // its entry in waiting, while it waits for a connection
     };
     const finish = () => {
       if (state === 'done') return false;
@@ -191,6 +195,8 @@ export class Client extends EventTarget {
       this.pending.delete(id);
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
+      // A call given up while it waited for a connection is not kept.
+      if (call.waiter && !call.waiter.live()) this.waiting.delete(call.waiter);
       return true;
     };
     // giveUp ends the call from this side, and tells the other side if
@@ -213,12 +219,19 @@ export class Client extends EventTarget {
   }
 
   // whenOpen runs send now if a connection is open, or once one is; fail
-  // ends the wait (with close()).
-  whenOpen(send, fail) {
+  // ends the wait (with close()). The wait ends too once none of items'
+  // calls is live (each timed out or aborted).
+  whenOpen(items, send, fail) {
     if (this.socket) return send();
     if (this.stopped) return fail(new ConnectionError('jsonrpc.js: client closed'));
-    const w = { send, fail: (e) => { this.waiting.delete(w); fail(e); } };
-    this.waiting.add(w);
+    const calls = items.filter((c) => c.live);
+    const w = {
+      send,
+      fail: (e) => { this.waiting.delete(w); fail(e); },
+      live: () => calls.length === 0 || calls.some((c) => c.live()),
+    };
+    calls.forEach((c) => { c.waiter = w; });
+    if (w.live()) this.waiting.add(w);
   }
 
   // send writes items' messages on the open connection, as one array if
@@ -250,6 +263,7 @@ export class Client extends EventTarget {
       throw new ConnectionError('jsonrpc.js: client closed');
     }
     this.socket = socket;
+    this.openedAt = Date.now();
     socket.addEventListener('message', (event) => {
       if (this.socket !== socket) return;
       this.alive();
@@ -282,8 +296,9 @@ export class Client extends EventTarget {
    * topic, epoch, seq, recovered: false }) runs when the history could not
    * be recovered (the first subscription included): the app must fetch
    * its state again. Resolves to a Subscription after the first reply;
-   * rejects with the server's RPCError if it refuses the topic. See
-   * topics.js. */
+   * rejects with the server's RPCError if it refuses the topic, a
+   * TimeoutError if that reply does not come in time, and an Error if the
+   * topic is subscribed already (unsubscribe first). See topics.js. */
   subscribe(topic, handlers = {}) {
     return this.topics.subscribe(topic, handlers);
   }
@@ -299,7 +314,11 @@ export class Client extends EventTarget {
     this.dropped(new ConnectionError('jsonrpc.js: connection closed before the reply came'));
     socket.close(4001, 'gone');
     if (this.status !== Status.connected) return;
-    if (this.reconnect) this.retry(1, null);
+    // A connection that dies soon after it opened is no success: the
+    // backoff goes on growing (a server that accepts and drops at once
+    // is not hammered), and starts again only after one that lasted.
+    this.streak = Date.now() - this.openedAt < this.maxDelay ? this.streak + 1 : 1;
+    if (this.reconnect) this.retry(this.streak, null);
     else this.close();
   }
 
@@ -312,8 +331,6 @@ export class Client extends EventTarget {
     const every = this.options.heartbeat ?? 0;
     if (!(every > 0)) return;
     clearTimeout(this.beat);
-    globalThis.removeEventListener?.('online', this.onNetwork);
-    globalThis.removeEventListener?.('offline', this.onNetwork);
     const socket = this.socket;
     this.beat = setTimeout(() => {
       if (this.socket !== socket) return;
@@ -356,6 +373,7 @@ export class Client extends EventTarget {
       } catch (e) {
         if (!this.stopped) this.retry(attempt + 1, e);
       }
+      if (this.status !== Status.connected) this.streak = attempt; // it failed: the next drop goes on from here
     }, delay);
   }
 
@@ -376,22 +394,38 @@ export class Client extends EventTarget {
       return this.sendText(errorReply('null', -32700, 'Parse error'));
     }
     const ids = rawIDs(text, msg);
+    const cancels = this.rawCancelIDs(text, msg);
     if (!Array.isArray(msg)) {
-      const reply = await this.receiveOne(msg, ids[0]);
+      const reply = await this.receiveOne(msg, ids[0], cancels[0]);
       if (reply) this.sendText(reply);
       return;
     }
     if (msg.length === 0) return this.sendText(errorReply('null', -32600, 'Invalid Request'));
-    const replies = (await Promise.all(msg.map((m, i) => this.receiveOne(m, ids[i])))).filter(Boolean);
+    const replies = (await Promise.all(msg.map((m, i) => this.receiveOne(m, ids[i], cancels[i])))).filter(Boolean);
     if (replies.length > 0) this.sendText(`[${replies.join(',')}]`);
   }
 
-  // receiveOne handles one message, id its id's text as it came, and
+  // rawCancelIDs returns, for the message (or each of the batch) parsed
+  // from text, the text of the id a cancel notification names, as it came,
+  // when the dialect says which member holds it.
+  rawCancelIDs(text, msg) {
+    const list = Array.isArray(msg) ? msg : [msg];
+    const member = this.cancel?.idMember;
+    const isCancel = (m) => m && typeof m === 'object' && m.method === this.cancel.method && !('id' in m);
+    if (!member || !list.some(isCancel)) return [];
+    const params = rawParams(text, msg);
+    return list.map((m, i) => (isCancel(m) && params[i] ? rawMember(params[i], member) : undefined));
+  }
+
+  // receiveOne handles one message, id its id's text as it came (and, for
+  // a cancel notification, rawCancelID the text of the id it names), and
   // returns the text of the reply to send, if any. Everything before its
   // first await runs at once, so messages are handled in arrival order.
-  async receiveOne(m, id) {
+  async receiveOne(m, id, rawCancelID) {
     if (m === null || typeof m !== 'object' || Array.isArray(m)) return errorReply('null', -32600, 'Invalid Request');
-    if (!('method' in m) && ('result' in m || 'error' in m)) return void this.reply(m);
+    // A reply: a result or an error, or, malformed, neither but the id of
+    // a call of ours (which fails it rather than leave it to its timeout).
+    if (!('method' in m) && ('result' in m || 'error' in m || this.pending.has(m.id))) return void this.reply(m);
     const idOK = !('id' in m) || m.id === null || typeof m.id === 'string' || typeof m.id === 'number';
     if (!idOK) return errorReply('null', -32600, 'Invalid Request');
     if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' ||
@@ -399,6 +433,7 @@ export class Client extends EventTarget {
       return errorReply(id ?? 'null', -32600, 'Invalid Request'); // without an id too: not a notification
     }
     if (!('id' in m)) {
+      if (m.method === this.cancel?.method) this.cancelled(m.params, rawCancelID);
       for (const fn of this.listeners.get(m.method) ?? []) {
         try { fn(m.params); } catch (e) { console.error(`jsonrpc.js: listener for ${m.method} failed:`, e); }
       }
@@ -407,7 +442,8 @@ export class Client extends EventTarget {
     const fn = this.handlers.get(m.method);
     if (!fn) return errorReply(id, -32601, 'Method not found');
     const ac = new AbortController();
-    this.serving.set(id, ac);
+    const key = idKey(id);
+    this.serving.set(key, ac);
     try {
       const result = await fn(m.params, { id: m.id, signal: ac.signal });
       return `{"jsonrpc":"2.0","id":${id},"result":${JSON.stringify(result === undefined ? null : result)}}`;
@@ -416,17 +452,35 @@ export class Client extends EventTarget {
       console.error(`jsonrpc.js: handler for ${m.method} failed:`, e);
       return errorReply(id, -32603, 'Internal error');
     } finally {
-      if (this.serving.get(id) === ac) this.serving.delete(id);
+      if (this.serving.get(key) === ac) this.serving.delete(key);
     }
   }
 
+  // cancelled aborts the served call a cancel notification names: by the
+  // id's text as it came (raw, cut out of the frame when the dialect says
+  // which member holds it), so that 9007199254740993 and 1.0 find the call
+  // they name.
+  cancelled(params, raw) {
+    const key = idKey(raw ?? rawOf(this.cancel.id(params)));
+    this.serving.get(key)?.abort(new ConnectionError('jsonrpc.js: the other side cancelled the call'));
+  }
+
   // reply delivers a reply to the call of ours with exactly its id: our
-  // ids are strings, so a number never matches one.
+  // ids are strings, so a number never matches one. A reply is a result
+  // ("error" absent or null) or an error object with an integer code;
+  // anything else rejects the call with an InvalidResponseError.
   reply(m) {
     const call = typeof m.id === 'string' ? this.pending.get(m.id) : undefined;
     if (!call) return; // a late reply to a call given up, or garbage: nobody waits
-    if (m.error && typeof m.error === 'object') call.reject(new RPCError(m.error.code, m.error.message, m.error.data));
-    else call.resolve(m.result);
+    const e = m.error;
+    if (e !== undefined && e !== null) {
+      if (typeof e === 'object' && !Array.isArray(e) && Number.isInteger(e.code)) {
+        return call.reject(new RPCError(e.code, typeof e.message === 'string' ? e.message : '', e.data));
+      }
+      return call.reject(new InvalidResponseError('jsonrpc.js: a reply whose error is not an error object', m));
+    }
+    if (!('result' in m)) return call.reject(new InvalidResponseError('jsonrpc.js: a reply with neither result nor error', m));
+    call.resolve(m.result);
   }
 }
 

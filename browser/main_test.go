@@ -60,12 +60,20 @@ func runNode(t *testing.T, timeout time.Duration, env []string, args ...string) 
 // TestNode runs the client's tests with node's own test runner against a
 // real Go server (testServer): test/client.test.mjs over WebSocket (calls,
 // errors, timeouts, AbortSignal and the cancel reaching the handler's
-// ctx, reconnection, calls from the server, subscriptions with recovery)
-// and test/unit.test.mjs against a fake socket (exact ids).
+// ctx, reconnection, calls from the server, subscriptions with recovery),
+// and against a fake socket (test/fakews.mjs): test/unit.test.mjs (exact
+// ids), test/replies.test.mjs (malformed replies, the other side's
+// cancels of big and odd ids), test/reconnect.test.mjs (backoff across
+// connections that die at once, heartbeat and the offline event, calls
+// given up while disconnected) and test/topics.test.mjs (no subscribe
+// loop after a restart, timeouts that settle or back off, one
+// subscription per topic, a subscribe after an unsubscribe's reply,
+// paged catch-ups).
 func TestNode(t *testing.T) {
 	s := startTestServer(t)
 	runNode(t, 120*time.Second, []string{"JSONRPC_BASE=" + s.hs.URL},
-		"--experimental-websocket", "--test", "--test-reporter=spec", "client.test.mjs", "unit.test.mjs")
+		"--experimental-websocket", "--test", "--test-reporter=spec", "--test-timeout=60000",
+		"client.test.mjs", "unit.test.mjs", "replies.test.mjs", "reconnect.test.mjs", "topics.test.mjs")
 }
 
 // TestChromium runs test/chromium.mjs: the package in headless Chromium,

@@ -14,12 +14,18 @@ const TRANSIENT = new Set([-32603, -32000, -32003]);
 export class Topics {
   constructor(client) {
     this.client = client;
-    this.map = new Map(); // name -> topic state (see subscribe)
+    this.map = new Map();     // name -> topic state (see subscribe)
+    this.leaving = new Map(); // name -> Promise of its topic.unsubscribe in flight
   }
 
-  // resubscribe subscribes every topic on the new connection.
+  // resubscribe subscribes every topic on the new connection: what the
+  // old one held while a subscribe was in flight is in the history.
   resubscribe() {
-    for (const t of this.map.values()) this.subscribeNow(t);
+    for (const t of this.map.values()) {
+      t.buffer = [];
+      t.overflow = false;
+      this.subscribeNow(t);
+    }
   }
 
   // end ends every subscription (the client closed).
@@ -29,9 +35,14 @@ export class Topics {
   }
 
   // subscribe is Client.subscribe: it follows topic from now on, and
-  // resolves to its Subscription after the first reply.
+  // resolves to its Subscription after the first reply. A topic followed
+  // already is refused (unsubscribe first); one whose unsubscribe is in
+  // flight is subscribed once its reply is in, so that the server, which
+  // runs calls concurrently, cannot apply the two the other way round.
   subscribe(topic, handlers = {}) {
-    this.map.get(topic)?.first?.reject(new ConnectionError('jsonrpc.js: subscribed again'));
+    if (this.map.has(topic)) {
+      return Promise.reject(new Error(`jsonrpc.js: already subscribed to topic ${JSON.stringify(topic)}: unsubscribe first`));
+    }
     const t = { name: topic, handlers, pos: null, gen: 0, inflight: false, buffer: [], first: null };
     t.sub = {
       topic,
@@ -40,8 +51,14 @@ export class Topics {
     };
     const promise = new Promise((resolve, reject) => { t.first = { resolve, reject }; });
     this.map.set(topic, t);
-    if (this.client.stopped) t.first.reject(new ConnectionError('jsonrpc.js: client closed'));
-    else this.subscribeNow(t);
+    const start = () => {
+      if (this.map.get(topic) !== t) return;
+      if (this.client.stopped) t.first.reject(new ConnectionError('jsonrpc.js: client closed'));
+      else this.subscribeNow(t);
+    };
+    const leaving = this.leaving.get(topic);
+    if (leaving) leaving.then(start);
+    else start();
     return promise;
   }
 
@@ -49,12 +66,21 @@ export class Topics {
     if (this.map.get(t.name) !== t) return;
     this.map.delete(t.name);
     t.gen++;
+    t.first?.reject(new ConnectionError('jsonrpc.js: unsubscribed before the first reply'));
     if (!this.client.socket) return;
-    try {
-      await this.client.call('topic.unsubscribe', { topic: t.name });
-    } catch (e) {
-      if (!(e instanceof ConnectionError)) throw e;
-    }
+    const before = this.leaving.get(t.name);
+    const call = (async () => {
+      await before;
+      try {
+        await this.client.call('topic.unsubscribe', { topic: t.name });
+      } catch (e) {
+        if (!(e instanceof ConnectionError)) throw e;
+      }
+    })();
+    const done = call.catch(() => {});
+    this.leaving.set(t.name, done);
+    done.then(() => { if (this.leaving.get(t.name) === done) this.leaving.delete(t.name); });
+    return call;
   }
 
   // subscribeNow sends topic.subscribe for t on the open connection, with
@@ -69,9 +95,18 @@ export class Topics {
     this.client.call('topic.subscribe', params).then((r) => current() && this.subscribed(t, r), (e) => {
       if (!current()) return;
       t.inflight = false;
-      if (e instanceof RPCError && !t.first && TRANSIENT.has(e.code)) {
-        // The server cannot read the history now (-32603), is overloaded
-        // or shutting down: try again, after a delay.
+      if (e instanceof TimeoutError && t.first) {
+        // The first subscribe settles: the caller decides. The server may
+        // have applied it late: take it back.
+        this.map.delete(t.name);
+        t.first.reject(e);
+        this.client.call('topic.unsubscribe', { topic: t.name }).catch(() => {});
+        return;
+      }
+      if (e instanceof TimeoutError || e instanceof RPCError && !t.first && TRANSIENT.has(e.code)) {
+        // No answer in time, or the server cannot read the history now
+        // (-32603), is overloaded or shutting down: try again, after a
+        // delay that grows as reconnection's does.
         t.failures = (t.failures ?? 0) + 1;
         const delay = Math.min(this.client.maxDelay, this.client.minDelay * 2 ** (t.failures - 1));
         return void setTimeout(() => { if (current() && !t.inflight) this.subscribeNow(t); }, delay);
@@ -81,13 +116,13 @@ export class Topics {
         if (t.first) return t.first.reject(e);
         return t.handlers.onError ? t.handlers.onError(e) : console.error(`jsonrpc.js: topic ${t.name}:`, e);
       }
-      if (e instanceof TimeoutError) this.subscribeNow(t);
       // ConnectionError: the next connection subscribes again.
     });
   }
 
   // subscribed applies a topic.subscribe reply r, then what came live
-  // while it was awaited.
+  // while it was awaited; a reply that says more is followed by the next
+  // page, the live messages held meanwhile.
   subscribed(t, r) {
     t.inflight = false;
     t.failures = 0;
@@ -106,12 +141,22 @@ export class Topics {
     }
     t.first?.resolve(t.sub);
     t.first = null;
+    if (r.more && r.recovered) return this.subscribeNow(t);
     const live = t.buffer;
     t.buffer = [];
     const overflow = t.overflow;
     t.overflow = false;
-    for (const m of live) this.offer(t, m);
-    if (overflow && !t.inflight) this.subscribeNow(t);
+    // A message of another epoch than the reply's came while it was
+    // awaited: the log may have changed under it; start afresh, once.
+    let other = false;
+    for (const m of live) {
+      if (m.epoch !== t.pos.epoch) other = true;
+      else this.offer(t, m);
+    }
+    if (other && !t.inflight) {
+      t.pos = null;
+      this.subscribeNow(t);
+    } else if (overflow && !t.inflight) this.subscribeNow(t);
   }
 
   // message takes a topic.message notification's params.
@@ -121,13 +166,13 @@ export class Topics {
   }
 
   // offer takes one live message m of t: buffered while a subscribe is in
-  // flight, dropped if seen, applied if next, else (a gap, or another
-  // epoch) buffered while t subscribes again.
+  // flight, dropped if seen, applied if next; a gap subscribes again with
+  // since (m buffered meanwhile), another epoch without (m dropped: the
+  // reply resets the topic to a position at or past it).
   offer(t, m) {
     if (t.inflight || !t.pos) return this.hold(t, m);
     if (m.epoch !== t.pos.epoch) {
       t.pos = null; // the history was lost: start afresh (onReset)
-      this.hold(t, m);
       return this.subscribeNow(t);
     }
     if (m.seq <= t.pos.seq) return;
@@ -153,5 +198,4 @@ export class Topics {
       console.error(`jsonrpc.js: onMessage of topic ${t.name} failed:`, e);
     }
   }
-
 }

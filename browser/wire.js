@@ -18,6 +18,29 @@ export function rawOf(id) {
   return id === undefined ? undefined : JSON.stringify(id);
 }
 
+// idKey is the key an id is known by, from its JSON text: the same for
+// two texts of one JSON value (1 and 1.0, 10 and 1e1), different for two
+// values, integers past 2^53 included. Strings and null stand for
+// themselves.
+export function idKey(raw) {
+  if (raw?.startsWith('"')) return JSON.stringify(JSON.parse(raw));
+  const n = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(raw ?? '');
+  if (!n) return raw;
+  let digits = (n[2] + (n[3] ?? '')).replace(/^0+/, '');
+  let exp = Number(n[4] ?? 0) - (n[3] ?? '').length;
+  if (digits === '') return '0';
+  const trailing = digits.length - digits.replace(/0+$/, '').length;
+  digits = digits.slice(0, digits.length - trailing);
+  exp += trailing;
+  return `${n[1]}${digits}e${exp}`;
+}
+
+// rawMember returns the JSON text of the top-level member key of the
+// object whose JSON text is text, as it came, or undefined.
+export function rawMember(text, key) {
+  return scanObjects(text)[0]?.[key];
+}
+
 // rawIDs returns, for the message (or each message of the batch) parsed
 // from text, the JSON text of its "id" member as it came, or undefined if
 // it has none. JSON.parse would turn 9007199254740993 into ...992 and 1.0
@@ -27,13 +50,21 @@ export function rawIDs(text, msg) {
   const list = Array.isArray(msg) ? msg : [msg];
   const ids = list.map((m) => (m && typeof m === 'object' && 'id' in m ? JSON.stringify(m.id) : undefined));
   if (!list.some((m) => m && typeof m === 'object' && typeof m.id === 'number')) return ids;
-  const scanned = scanIDs(text);
-  return ids.map((id, i) => (typeof list[i]?.id === 'number' ? scanned[i] : id));
+  const scanned = scanObjects(text);
+  return ids.map((id, i) => (typeof list[i]?.id === 'number' ? scanned[i]?.id : id));
 }
 
-// scanIDs walks the JSON text of one object or an array of objects and
-// returns, for each object, the text of its top-level "id" member.
-function scanIDs(text) {
+// rawParams returns, for the message (or each message of the batch)
+// parsed from text, the JSON text of its "params" member as it came.
+export function rawParams(text, msg) {
+  const scanned = scanObjects(text);
+  return Array.isArray(msg) ? scanned.map((o) => o?.params) : [scanned[0]?.params];
+}
+
+// scanObjects walks the JSON text of one object or an array of objects
+// and returns, for each object, the text of each of its top-level members
+// by key (undefined for an element that is no object).
+function scanObjects(text) {
   let i = 0;
   const ws = () => { while (' \t\n\r'.includes(text[i]) && i < text.length) i++; };
   const str = () => { // at '"', returns the decoded string
@@ -61,8 +92,8 @@ function scanIDs(text) {
     }
     while (i < text.length && !',}] \t\n\r'.includes(text[i])) i++;
   };
-  const object = () => { // at '{', returns the id's text
-    let id;
+  const object = () => { // at '{', returns its members' texts by key
+    const members = {};
     i++;
     ws();
     while (text[i] !== '}') {
@@ -73,13 +104,13 @@ function scanIDs(text) {
       ws();
       const start = i;
       skip();
-      if (key === 'id') id = text.slice(start, i);
+      members[key] = text.slice(start, i);
       ws();
       if (text[i] === ',') i++;
       ws();
     }
     i++;
-    return id;
+    return members;
   };
   ws();
   if (text[i] === '{') return [object()];

@@ -43,18 +43,21 @@
 // protocol, topic.subscribe with since, is package topic's):
 //
 //	hist, err := cluster.NewHistoryStore(nc, cluster.HistoryOptions{Prefix: "app"})
-//	hub := &topic.Hub{Store: hist}
+//	hub := &topic.Hub{Store: hist, Allow: mayFollow}
 //	hub.Register(mux)
 //	pos, err := hub.Publish(ctx, "room:42", note) // every subscriber, every node
 //
 // Each topic has a JetStream stream of its own, <Prefix>_history_<name> on
 // the subject <Prefix>.history.<name> (file storage, HistoryOptions.Replicas
 // copies, bounded by MaxBytes and MaxAge: 1 MiB and 5 minutes by
-// default), so a topic's positions are the stream's sequences and its
-// epoch the stream's creation time. Every node follows the streams of the
-// topics it has open with an ordered consumer and delivers to its own
-// subscribers; a subscriber that comes back, to any node, recovers from
-// the stream what it missed, across a node's restart and a NATS server's.
+// default), made by the topic's first publish (a subscribe makes nothing
+// in JetStream), so a topic's positions are the stream's sequences and
+// its epoch the stream's creation time; a stream deleted and made again
+// is a new epoch on every node. Every node follows the streams of the
+// topics it has open with a consumer of its own, deleted when the Hub
+// releases the topic, and delivers to its own subscribers; a subscriber
+// that comes back, to any node, recovers from the stream what it missed,
+// across a node's restart and a NATS server's, a page at a time.
 // Publishing needs JetStream: Publish fails while a node is cut off.
 //
 // # Named Peers
@@ -82,7 +85,9 @@
 //
 // Topic and peer names may be any strings: they are encoded into one NATS
 // subject token (bytes other than printable ASCII, and '.', '*', '>', '%',
-// become %XX).
+// become %XX). A topic's stream name escapes '/' and '\' too, and a name
+// whose stream name would pass JetStream's 255 characters is a SHA-256 of
+// it, the name itself kept in the stream's metadata and checked.
 //
 // # When NATS goes away
 //

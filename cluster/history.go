@@ -52,14 +52,16 @@ type HistoryOptions struct {
 //
 // A topic's positions are the stream's sequences, dense per topic since the
 // stream holds only that topic; the epoch is the stream's creation time, so
-// a stream deleted and made again starts a new epoch, and one that
-// survives a server's restart (file storage) keeps it. Each node follows
-// each open topic's stream with an ordered consumer (which nats.go makes
-// again after a reconnection, from where it was) and hands its messages to
-// its own subscribers; a subscribe's catch-up reads the stream with a
-// short-lived consumer. Publishing needs JetStream: a node cut off from
-// NATS cannot publish (Hub.Publish fails), and its subscribers get what
-// was published meanwhile when it is back. A publish made while a topic's
+// a stream deleted and made again starts a new epoch, on every node that
+// has the topic open (its subscribers reset), and one that survives a
+// server's restart (file storage) keeps it. Each node follows each open
+// topic's stream with an ordered consumer (which nats.go makes again after
+// a reconnection, from where it was) and hands its messages to its own
+// subscribers; a subscribe's catch-up reads the stream with a short-lived
+// consumer, a page at a time (topic.Hub.MaxReplyBytes), each fetch waiting
+// at most a second. Publishing needs JetStream: a node cut off from NATS
+// cannot publish (Hub.Publish fails), and its subscribers get what was
+// published meanwhile when it is back. A publish made while a topic's
 // stream has no leader (JetStream electing one after a server's loss) is
 // sent again until a leader stores it, once, for at most 30 s (three of
 // JetStream's election timeouts) or until its ctx ends
@@ -68,10 +70,25 @@ type HistoryOptions struct {
 // stream's duplicate window (JetStream's: 2 minutes, or MaxAge if that is
 // shorter).
 //
+// Only a publish makes a stream: a subscribe to a topic that has none
+// makes nothing in JetStream (its reply has the epoch "none" and seq 0,
+// and the node watches the topic's subject, with a plain NATS
+// subscription, for the stream's first message, after which its
+// subscribers reset to the new stream). The consumers a node makes are
+// deleted when it closes the topic (the Hub releases a topic nobody
+// follows), and expire on the server 30 s after their node stopped using
+// them if that delete is lost.
+//
+// Topic names may be any string: the stream name and subject hold the
+// name encoded (see cluster's doc), or, when that would pass JetStream's
+// 255 characters, a SHA-256 of it, the name itself then kept in the
+// stream's metadata and checked on every open.
+//
 // A stream per topic suits a few topics with many subscribers (a board, a
 // room); thousands of topics are thousands of streams.
 type HistoryStore struct {
 	js     jetstream.JetStream
+	nc     *nats.Conn
 	opts   HistoryOptions
 	prefix string // the subject prefix, with its trailing "."
 	stream string // the stream name prefix
@@ -112,14 +129,39 @@ func NewHistoryStore(nc *nats.Conn, opts ...HistoryOptions) (*HistoryStore, erro
 	if err != nil {
 		return nil, fmt.Errorf("cluster: failed to use JetStream: %w", err)
 	}
-	return &HistoryStore{js: js, opts: o, prefix: o.Prefix + ".history.",
+	return &HistoryStore{js: js, nc: nc, opts: o, prefix: o.Prefix + ".history.",
 		stream: strings.ReplaceAll(o.Prefix, ".", "_") + "_history_"}, nil
 }
 
-// Open makes the topic's stream if there is none (or updates its limits),
-// and follows it from its end.
+// Open returns the log of the topic called name: following its stream
+// from its end if there is one, else watching for its first message. It
+// makes nothing in JetStream: the first Append makes the stream.
 func (s *HistoryStore) Open(ctx context.Context, name string, deliver func(topic.Position, json.RawMessage)) (topic.Log, error) {
-	tok := token(name)
+	tok := s.token(name)
+	l := &streamLog{s: s, js: s.js, topic: name, name: s.stream + tok, subject: s.prefix + tok, deliver: deliver, epoch: absentEpoch}
+	l.ctx, l.end = context.WithCancel(context.Background())
+	st, err := s.js.Stream(ctx, l.name)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		err = l.watch(ctx)
+	case err == nil:
+		info := st.CachedInfo()
+		if err = s.owns(info, name); err == nil {
+			err = l.follow(ctx, info, info.State.LastSeq+1)
+		}
+	}
+	if err != nil {
+		l.end()
+		l.unfollow()
+		return nil, fmt.Errorf("cluster: failed to open the history of topic %q: %w", name, err)
+	}
+	return l, nil
+}
+
+// config is the stream config of a topic, with the store's options.
+func (s *HistoryStore) config(l *streamLog) jetstream.StreamConfig {
 	storage := jetstream.FileStorage
 	if s.opts.Memory {
 		storage = jetstream.MemoryStorage
@@ -127,45 +169,21 @@ func (s *HistoryStore) Open(ctx context.Context, name string, deliver func(topic
 	replicas := s.opts.Replicas
 	if replicas == 0 {
 		replicas = 1
-		if s.js.Conn().ConnectedClusterName() != "" {
+		if s.nc.ConnectedClusterName() != "" {
 			replicas = 3
 		}
 	}
-	cfg := jetstream.StreamConfig{
-		Name:        s.stream + tok,
-		Subjects:    []string{s.prefix + tok},
+	return jetstream.StreamConfig{
+		Name:        l.name,
+		Subjects:    []string{l.subject},
 		Storage:     storage,
 		Replicas:    replicas,
 		MaxBytes:    s.opts.MaxBytes,
 		MaxAge:      s.opts.MaxAge,
 		Discard:     jetstream.DiscardOld,
 		AllowDirect: true,
+		Metadata:    map[string]string{metaTopic: l.topic},
 	}
-	st, err := s.js.CreateOrUpdateStream(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: failed to make the stream of topic %q: %w", name, err)
-	}
-	info := st.CachedInfo()
-	l := &streamLog{js: s.js, stream: st, name: cfg.Name, subject: cfg.Subjects[0], epoch: epochOf(info)}
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:   info.State.LastSeq + 1,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: failed to follow the stream of topic %q: %w", name, err)
-	}
-	epoch := l.epoch
-	l.cc, err = cons.Consume(func(m jetstream.Msg) {
-		md, err := m.Metadata()
-		if err != nil || deliver == nil {
-			return
-		}
-		deliver(topic.Position{Epoch: epoch, Seq: md.Sequence.Stream}, m.Data())
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: failed to follow the stream of topic %q: %w", name, err)
-	}
-	return l, nil
 }
 
 // epochOf is a stream's epoch: its creation time, which a stream made
@@ -174,96 +192,24 @@ func epochOf(info *jetstream.StreamInfo) string {
 	return strconv.FormatInt(info.Created.UnixNano(), 36)
 }
 
-// streamLog is one topic's stream.
-type streamLog struct {
-	js      jetstream.JetStream
-	stream  jetstream.Stream
-	name    string
-	subject string
-	epoch   string
-	cc      jetstream.ConsumeContext
-}
+// absentEpoch is the epoch of a topic that has no stream (yet): a
+// position of it recovers nothing but itself, at seq 0. Real epochs are
+// longer (base 36 of a time in nanoseconds).
+const absentEpoch = "none"
 
-// Append publishes data on the topic's subject and returns its position
-// once JetStream has stored it. A publish that no stream leader takes (as
-// during an election) is sent again until one stores it, for at most 30 s
-// (appendRetryFor) or until ctx ends; it is stored once (see publish).
+// Append publishes data on the topic's subject, making the topic's stream
+// first if it has none, and returns its position once JetStream has stored
+// it. A publish that no stream leader takes (as during an election) is
+// sent again until one stores it, for at most 30 s (appendRetryFor) or
+// until ctx ends; it is stored once (see publish).
 func (l *streamLog) Append(ctx context.Context, data json.RawMessage) (topic.Position, error) {
-	ack, err := l.publish(ctx, data)
-	if err != nil {
+	if err := l.ensure(ctx); err != nil {
 		return topic.Position{}, err
 	}
-	return topic.Position{Epoch: l.epoch, Seq: ack.Sequence}, nil
-}
-
-// catchUpBatch is how many messages each fetch of a catch-up asks for.
-const catchUpBatch = 1000
-
-// Since reads the stream's state and, when since can be recovered, its
-// messages after since.
-func (l *streamLog) Since(ctx context.Context, since *topic.Position) (topic.History, error) {
-	info, err := l.stream.Info(ctx)
+	ack, err := l.publish(ctx, data)
 	if err != nil {
-		return topic.History{}, err
+		l.missing(err)
+		return topic.Position{}, err
 	}
-	first, last := info.State.FirstSeq, info.State.LastSeq
-	h := topic.History{Last: topic.Position{Epoch: epochOf(info), Seq: last}}
-	if info.State.Msgs == 0 {
-		first = last + 1
-	}
-	if since == nil || since.Epoch != h.Last.Epoch || since.Seq > last || since.Seq+1 < first {
-		return h, nil
-	}
-	h.Recovered = true
-	h.Messages = make([]topic.Entry, 0, last-since.Seq)
-	if since.Seq == last {
-		return h, nil
-	}
-	cons, err := l.js.CreateConsumer(ctx, l.name, jetstream.ConsumerConfig{
-		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:       since.Seq + 1,
-		AckPolicy:         jetstream.AckNonePolicy,
-		InactiveThreshold: time.Minute, // if the delete below is lost
-		MemoryStorage:     true,
-		Replicas:          1,
-	})
-	if err != nil {
-		return topic.History{}, err
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		_ = l.js.DeleteConsumer(dctx, l.name, cons.CachedInfo().Name)
-	}()
-	next := since.Seq + 1
-	for next <= last {
-		batch, err := cons.Fetch(int(min(last-next+1, catchUpBatch)), jetstream.FetchContext(ctx))
-		if err != nil {
-			return topic.History{}, err
-		}
-		for m := range batch.Messages() {
-			md, err := m.Metadata()
-			if err != nil {
-				return topic.History{}, err
-			}
-			if seq := md.Sequence.Stream; seq == next {
-				h.Messages = append(h.Messages, topic.Entry{Seq: seq, Data: m.Data()})
-				next++
-			} else if seq > next {
-				// Expired or removed since Info: what is left no longer
-				// reaches back to since.
-				return topic.History{Last: h.Last}, nil
-			}
-		}
-		if err := batch.Error(); err != nil {
-			return topic.History{}, err
-		}
-	}
-	return h, nil
-}
-
-// Close stops following the stream; the stream stays, with its history.
-func (l *streamLog) Close() error {
-	l.cc.Stop()
-	return nil
+	return topic.Position{Epoch: l.epochAt(ctx, ack.Sequence), Seq: ack.Sequence}, nil
 }

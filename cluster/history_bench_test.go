@@ -93,6 +93,7 @@ func BenchmarkHistoryCatchUp(b *testing.B) {
 	ns := startJetStream(b, -1, b.TempDir())
 	pub := newHubSite(b, ns.ClientURL(), cluster.HistoryOptions{})
 	reader := newHubSite(b, ns.ClientURL(), cluster.HistoryOptions{})
+	reader.hub.MaxReplyBytes = -1 // the 1,000 in one reply, as before replies were paged
 	ctx := testCtx(b, time.Hour)
 	var since topic.Position
 	for i := range 1000 {

@@ -52,7 +52,7 @@ func newHubSite(t testing.TB, natsURL string, o cluster.HistoryOptions) *hubSite
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &hubSite{hub: &topic.Hub{Store: st}}
+	s := &hubSite{hub: &topic.Hub{Store: st, Allow: topic.AllowAll}}
 	mux := jsonrpc.NewMux()
 	s.hub.Register(mux)
 	s.srv = &ws.Server{Peer: jsonrpc.Options{Handler: mux}}
@@ -160,32 +160,32 @@ func TestHistoryAcrossNodes(t *testing.T) {
 	url := ns.ClientURL()
 	a := newHubSite(t, url, cluster.HistoryOptions{})
 	b := newHubSite(t, url, cluster.HistoryOptions{})
-	f := newFollower()
-	dialFollower(t, a, f, "room", false)
-	if got := f.await(t, 1); got != "reset 0" {
-		t.Fatalf("first subscribe: %s", got)
-	}
-	// b opens the topic, and so follows its stream, before it publishes.
+	// b makes the topic's stream, and follows it, with its first message.
 	if _, err := b.hub.Publish(testCtx(t, wait), "room", 1); err != nil {
 		t.Fatal(err)
 	}
+	f := newFollower()
+	dialFollower(t, a, f, "room", false)
+	if got := f.await(t, 1); got != "reset 1" {
+		t.Fatalf("first subscribe: %s", got)
+	}
 	publishN(t, b, "room", 2, 5)
-	if got := f.await(t, 6); got != "reset 0 "+events(1, 5) {
+	if got := f.await(t, 5); got != "reset 1 "+events(2, 5) {
 		t.Fatalf("live from another node: %s", got)
 	}
 	a.kill() // the follower's node goes away
 	publishN(t, b, "room", 6, 25)
 	dialFollower(t, b, f, "", true) // the client comes back, to node b
-	if got := f.await(t, 26); got != "reset 0 "+events(1, 25) {
+	if got := f.await(t, 25); got != "reset 1 "+events(2, 25) {
 		t.Fatalf("after reconnecting to another node: %s", got)
 	}
 	a2 := newHubSite(t, url, cluster.HistoryOptions{}) // node a, restarted
 	publishN(t, a2, "room", 26, 30)
-	if got := f.await(t, 31); got != "reset 0 "+events(1, 30) {
+	if got := f.await(t, 30); got != "reset 1 "+events(2, 30) {
 		t.Fatalf("live from the restarted node: %s", got)
 	}
 	time.Sleep(20 * time.Millisecond)
-	if got := f.await(t, 31); got != "reset 0 "+events(1, 30) {
+	if got := f.await(t, 30); got != "reset 1 "+events(2, 30) {
 		t.Fatalf("more than each message once: %s", got)
 	}
 }
@@ -198,20 +198,21 @@ func TestHistorySurvivesNATSRestart(t *testing.T) {
 	ns := startJetStream(t, -1, dir)
 	port := natsPort(ns)
 	s := newHubSite(t, ns.ClientURL(), cluster.HistoryOptions{})
+	publishN(t, s, "room", 1, 1) // the topic's stream
 	live := newFollower()
 	dialFollower(t, s, live, "room", false)
-	publishN(t, s, "room", 1, 10)
-	live.await(t, 11)
+	publishN(t, s, "room", 2, 10)
+	live.await(t, 10)
 
 	stopNATS(ns)
-	ns = startJetStream(t, port, dir)
+	startJetStream(t, port, dir)
 	// The node's connection comes back by itself; publishes fail until it has.
 	var err error
 	waitFor(t, "a publish after the restart", func() bool {
 		_, err = s.hub.Publish(testCtx(t, wait), "room", 11)
 		return err == nil
 	})
-	if got := live.await(t, 12); got != "reset 0 "+events(1, 11) {
+	if got := live.await(t, 11); got != "reset 1 "+events(2, 11) {
 		t.Fatalf("live across the restart: %s", got)
 	}
 
@@ -308,12 +309,13 @@ func TestHistoryReplicatedSurvivesServerRestart(t *testing.T) {
 // stream, and a position before them is no longer recovered.
 func TestHistoryMaxAge(t *testing.T) {
 	ns := startJetStream(t, -1, t.TempDir())
-	s := newHubSite(t, ns.ClientURL(), cluster.HistoryOptions{MaxAge: 500 * time.Millisecond, Memory: true})
+	s := newHubSite(t, ns.ClientURL(), cluster.HistoryOptions{MaxAge: 3 * time.Second, Memory: true}) // long enough for the steps below under load
+	publishN(t, s, "room", 1, 1)                                                                      // the topic's stream
 	f := newFollower()
 	p := dialFollower(t, s, f, "room", false)
 	f.await(t, 1)
 	pos, _ := f.Position("room")
-	publishN(t, s, "room", 1, 3)
+	publishN(t, s, "room", 2, 3)
 	sub := func() topic.SubscribeResult {
 		var res topic.SubscribeResult
 		if err := p.Call(testCtx(t, wait), topic.MethodSubscribe, topic.SubscribeParams{Topic: "room", Since: &pos}, &res); err != nil {
@@ -321,7 +323,7 @@ func TestHistoryMaxAge(t *testing.T) {
 		}
 		return res
 	}
-	if res := sub(); !res.Recovered || len(res.Messages) != 3 {
+	if res := sub(); !res.Recovered || len(res.Messages) != 2 {
 		t.Fatalf("at once: %+v", res)
 	}
 	waitFor(t, "the messages to age out", func() bool { return !sub().Recovered })

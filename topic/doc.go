@@ -8,13 +8,13 @@
 // the epoch and one more for each. The server keeps a bounded history per
 // topic (Memory: 1 MiB and 5 minutes by default; the cluster module keeps
 // it in JetStream). A client subscribes with the position it has; the
-// reply carries every message after it if the history still reaches back
+// reply carries the messages after it if the history still reaches back
 // that far (recovered true), or says recovered false, and the client
 // fetches its state again.
 //
 // Server:
 //
-//	var hub topic.Hub // in-memory history; hub.Allow decides who may follow what
+//	hub := &topic.Hub{Allow: mayFollow} // in-memory history; Allow decides who may follow what
 //	mux := jsonrpc.NewMux()
 //	hub.Register(mux) // topic.subscribe, topic.unsubscribe
 //	http.Handle("/rpc", &ws.Server{Peer: jsonrpc.Options{Handler: mux}})
@@ -30,24 +30,50 @@
 //	p, err := c.Peer(ctx)
 //	err = f.Subscribe(ctx, p, "board")
 //
+// # Secure and bounded by default
+//
+// A Hub with no Allow refuses every topic.subscribe (CodeNoSuchTopic):
+// which topics a connection may read is the application's decision (a
+// user's own topic, a room it belongs to), and a default that served any
+// name would let any page read every other user's topics. Set Allow to
+// decide per connection (its ctx carries the Peer and, behind ws.Server,
+// the upgrade request's values), or to AllowAll when every topic is
+// public. Whatever Allow says, a client cannot make the Hub hold more than
+// the bounds allow: topic names of at most MaxNameBytes (256 bytes), at
+// most MaxConnTopics (128) topics per connection and MaxTopics (10,000)
+// open in all, and subscribe replies of at most MaxReplyBytes (64 KiB) of
+// messages (and MaxReplyMessages, 1,000), a longer catch-up coming in
+// pages the client asks for one after the other. A topic nobody follows
+// is released a minute after its last follower left once its history is
+// empty, by one timer per Hub, and a Memory history ages out on time
+// (MaxAge), so nothing a client opened outlives it for long.
+//
 // # The protocol
 //
 // Calls from the client: topic.subscribe with SubscribeParams
 // {"topic", "since": {"epoch", "seq"}} ("since" optional), whose result is
 // a SubscribeResult {"topic", "epoch", "seq", "recovered", "messages":
-// [{"seq", "data"}]}; topic.unsubscribe with {"topic"}, whose result is
-// true. Notifications from the server: topic.message with a Message
-// {"topic", "epoch", "seq", "data"}. Errors: -32602 for malformed params,
-// CodeNoSuchTopic (-32001, "no such topic") for a topic Hub.Allow refuses,
-// -32603 when the history cannot be read.
+// [{"seq", "data"}], "more"}; topic.unsubscribe with {"topic"}, whose
+// result is true. Notifications from the server: topic.message with a
+// Message {"topic", "epoch", "seq", "data"}. Errors: -32602 for malformed
+// params or a name too long, CodeNoSuchTopic (-32001, "no such topic")
+// for a topic the Hub does not allow, CodeTooManyTopics (-32004) past
+// MaxConnTopics, -32000 when MaxTopics are open, -32603 when the history
+// cannot be read (the last two: try again later).
 //
 // The server adds the subscriber before it reads the history for the
 // reply, so a live message may arrive before the reply, and every message
-// after the reply's seq arrives live. The client keeps a position per
-// topic, applies the reply's messages after it, then the live ones,
-// dropping a seq it has seen, holding those that come while a subscribe is
-// in flight, and subscribing again (with since) on a gap, or without since
-// when the epoch changes. Follower does all of this.
+// after the topic's last at that read arrives live. A reply with "more":
+// true carries the first of the messages after since, and its seq is the
+// last of them: the client applies them and subscribes again with since
+// at that seq for the next page (a client that ignores "more" sees a gap
+// at the next live message, and asks then). The client keeps a position
+// per topic, applies the reply's messages after it, then the live ones,
+// dropping a seq it has seen, holding those that come while a subscribe
+// is in flight, and subscribing again (with since) on a gap, or without
+// since when the epoch changes. Calls on one connection run concurrently:
+// a client sends a topic's subscribe and unsubscribe one after the
+// other's reply. Follower does all of this.
 //
 // A subscriber whose queue is full (Hub.MaxQueue) is dropped as a
 // jsonrpc.Group drops a member: its connection ends with a cause wrapping

@@ -14,7 +14,7 @@ import (
 // missed from the history.
 func Example() {
 	ctx := context.Background()
-	var hub topic.Hub
+	hub := topic.Hub{Allow: topic.AllowAll}
 	defer hub.Close()
 	smux := jsonrpc.NewMux()
 	hub.Register(smux)

@@ -235,7 +235,7 @@ func TestFollowerBufferOverflow(t *testing.T) {
 // TestFollowerUnsubscribe: a topic unsubscribed is no longer handed to the
 // application, and Resubscribe leaves it out.
 func TestFollowerUnsubscribe(t *testing.T) {
-	var hub topic.Hub
+	hub := topic.Hub{Allow: topic.AllowAll}
 	defer hub.Close()
 	smux := jsonrpc.NewMux()
 	hub.Register(smux)

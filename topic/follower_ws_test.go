@@ -107,7 +107,7 @@ func want(epoch string, reset, from, to uint64) []string {
 // message exactly once, in order, with no reset but the first subscribe's:
 // each reconnection recovers what it missed from the Hub's history.
 func TestFollowerExactlyOnceAcrossDrops(t *testing.T) {
-	s := newWSSite(t, &topic.Hub{})
+	s := newWSSite(t, &topic.Hub{Allow: topic.AllowAll})
 	rec := newRecorder()
 	c, _ := follow(t, s, rec)
 	first := rec.await(t, 1)[0]
@@ -155,7 +155,7 @@ func TestFollowerAwayBeyondHistory(t *testing.T) {
 		{"beyond the history", 50, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newWSSite(t, &topic.Hub{Store: &topic.Memory{MaxBytes: 10 * (64 + 2)}}) // 10 messages of 2 bytes
+			s := newWSSite(t, &topic.Hub{Allow: topic.AllowAll, Store: &topic.Memory{MaxBytes: 10 * (64 + 2)}}) // 10 messages of 2 bytes
 			rec := newRecorder()
 			c, _ := follow(t, s, rec)
 			epoch := strings.TrimSuffix(strings.TrimPrefix(rec.await(t, 1)[0], "reset "), ":0")
@@ -202,7 +202,7 @@ func TestFollowerAwayBeyondHistory(t *testing.T) {
 // takes messages again it reconnects and recovers from the history what
 // it had not taken, each message once, in order.
 func TestFollowerRecoversAfterSlowConsumerDrop(t *testing.T) {
-	s := newWSSite(t, &topic.Hub{MaxQueue: 8, Store: &topic.Memory{MaxBytes: 64 << 20}})
+	s := newWSSite(t, &topic.Hub{Allow: topic.AllowAll, MaxQueue: 8, Store: &topic.Memory{MaxBytes: 64 << 20}})
 	rec := newRecorder()
 	release := make(chan struct{})
 	var once sync.Once

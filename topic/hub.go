@@ -1,19 +1,51 @@
 package topic
 
 import (
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/peerwire/jsonrpc"
+)
+
+// Defaults of a Hub's bounds.
+const (
+	DefaultMaxTopics        = 10000    // topics open at once, in all
+	DefaultMaxConnTopics    = 128      // topics one connection follows
+	DefaultMaxNameBytes     = 256      // bytes of a topic's name
+	DefaultMaxReplyBytes    = 64 << 10 // data bytes of one subscribe reply's messages
+	DefaultMaxReplyMessages = 1000     // messages in one subscribe reply
 )
 
 // A Hub is the server side of topics: it serves topic.subscribe and
 // topic.unsubscribe (Register), keeps each topic's history in its Store,
 // and sends every message published on a topic to its subscribers as a
 // topic.message notification.
+//
+// # What it refuses by default
+//
+// A Hub serves what the server publishes to the clients that Allow lets
+// follow it, and the zero Hub allows nothing: with Allow nil every
+// topic.subscribe gets CodeNoSuchTopic. Which topic a connection may read
+// is the application's decision (a user's own topic, a room it is a member
+// of); the Hub cannot guess it, and a default that served every name would
+// let any page read every other user's topics. AllowAll is the open
+// behaviour, for topics that are all public. What a client can make the
+// Hub hold is bounded whatever Allow says: names (MaxNameBytes), topics per
+// connection (MaxConnTopics) and in all (MaxTopics), and what one subscribe
+// reply carries (MaxReplyBytes, MaxReplyMessages: a longer catch-up comes
+// in pages, the client asking for each). A topic nobody follows is
+// released a minute after it became so once its history holds nothing to
+// recover (a Memory history empties MaxAge after its last message), by
+// one timer per Hub, so that what a client opened does not outlive it for
+// long; the minute lets a client that drops and comes back find its topic,
+// and its epoch, as it left them.
+//
+// # Delivery
 //
 // Each topic delivers to its subscribers through a jsonrpc.Group, with its
 // slow-consumer policy: a subscriber whose queue (MaxQueue) is full is
@@ -24,44 +56,76 @@ import (
 //
 // Per topic and per connection, messages go out in seq order. A subscriber
 // is added before the history is read for its reply, so a live message
-// may arrive before the reply, and every message after the reply's seq
-// arrives live: nothing falls between them, and the client drops the
-// duplicates (Follower does).
+// may arrive before the reply, and every message after the topic's last at
+// that read arrives live: nothing falls between them, and the client drops
+// the duplicates (Follower does).
 //
-// A Hub keeps every topic it has opened (by Publish or a subscribe) until
-// Close: use Allow to bound which names clients may open. The zero value is
-// a Hub with in-memory history ready to use; set its fields before first
-// use. A Hub is safe for concurrent use.
+// Calls on one connection run concurrently: a client sends a topic's
+// topic.subscribe and topic.unsubscribe one after the other's reply
+// (Follower and jsonrpc.js do). When they overlap on the server anyway, an
+// unsubscribe that finds a subscribe of the same topic on the same
+// connection still in progress leaves the subscription in place, so that a
+// subscribe that succeeded is never undone silently.
+//
+// The zero value is a Hub with in-memory history and the default bounds,
+// that refuses every subscribe; set its fields before first use. A Hub is
+// safe for concurrent use.
 type Hub struct {
 	// Store keeps the topics' history. Default: a zero Memory (1 MiB and
 	// 5 minutes per topic).
 	Store Store
 
-	// Allow, if set, decides which topics a connection may subscribe to:
-	// ctx is the subscribe handler's (jsonrpc.PeerFromContext gives the
-	// Peer, and behind ws.Server the upgrade request's values are there).
-	// A *jsonrpc.Error it returns goes to the client as it is; any other
-	// error as ErrNoSuchTopic (-32001). Default: every topic.
+	// Allow decides which topics a connection may subscribe to: ctx is
+	// the subscribe handler's (jsonrpc.PeerFromContext gives the Peer,
+	// and behind ws.Server the upgrade request's values are there). A
+	// *jsonrpc.Error it returns goes to the client as it is; any other
+	// error as ErrNoSuchTopic (-32001). Default (nil): no topic, every
+	// subscribe refused with CodeNoSuchTopic; AllowAll: every topic.
 	Allow func(ctx context.Context, topic string) error
 
 	// MaxQueue bounds the messages queued for each subscriber of a topic
 	// (jsonrpc.Group.MaxQueue). Default: 256.
 	MaxQueue int
 
-	mu     sync.Mutex
-	topics map[string]*hubTopic
-	closed bool
-	mem    Memory // the default Store
+	// MaxTopics bounds the topics open at once, by Publish and
+	// subscribes together. When it is reached, topics nobody follows
+	// whose history is empty are released; if none is, a subscribe to
+	// another topic gets jsonrpc.CodeOverloaded and a Publish an error
+	// wrapping ErrTooManyTopics. Default: DefaultMaxTopics (10,000);
+	// negative: no bound.
+	MaxTopics int
+
+	// MaxConnTopics bounds the topics one connection follows; beyond it a
+	// subscribe to another gets CodeTooManyTopics. Default:
+	// DefaultMaxConnTopics (128); negative: no bound.
+	MaxConnTopics int
+
+	// MaxNameBytes bounds a topic's name, in bytes; a longer one (or an
+	// empty one) gets jsonrpc.CodeInvalidParams, and Publish fails.
+	// Default: DefaultMaxNameBytes (256); negative: no bound.
+	MaxNameBytes int
+
+	// MaxReplyBytes and MaxReplyMessages bound the messages one subscribe
+	// reply carries (their data, and their number); a catch-up longer
+	// than that is paged: the reply says more, and the client subscribes
+	// again from its last message (Follower and jsonrpc.js do). A reply
+	// carries at least one message. Defaults: DefaultMaxReplyBytes (64
+	// KiB) and DefaultMaxReplyMessages (1,000); negative: no bound.
+	MaxReplyBytes    int
+	MaxReplyMessages int
+
+	mu      sync.Mutex
+	topics  map[string]*hubTopic
+	quiet   *list.List  // of *hubTopic: open topics nobody follows or uses now, oldest first
+	sweeper *time.Timer // releases quiet topics (hub_table.go)
+	conns   map[*jsonrpc.Peer]*hubConn
+	closed  bool
+	mem     Memory // the default Store
 }
 
-// hubTopic is one topic of a Hub: its log, once open, and its subscribers.
-type hubTopic struct {
-	name  string
-	ready chan struct{} // closed once log or err is set
-	log   Log
-	err   error
-	group jsonrpc.Group
-}
+// AllowAll is an Allow that lets every connection follow every topic: the
+// open behaviour, for an application whose topics are all public.
+func AllowAll(context.Context, string) error { return nil }
 
 // Register registers topic.subscribe and topic.unsubscribe on m.
 func (h *Hub) Register(m *jsonrpc.Mux) {
@@ -74,14 +138,18 @@ func (h *Hub) Register(m *jsonrpc.Mux) {
 // on every node for a shared Store. It returns the message's position once
 // the Store has it, without waiting for any subscriber.
 func (h *Hub) Publish(ctx context.Context, topic string, data any) (Position, error) {
+	if err := h.checkName(topic); err != nil {
+		return Position{}, fmt.Errorf("topic: cannot publish on %.40q: %w", topic, err)
+	}
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return Position{}, fmt.Errorf("topic: failed to marshal data for %q: %w", topic, err)
 	}
-	t, err := h.topic(ctx, topic)
+	t, err := h.acquire(ctx, topic)
 	if err != nil {
 		return Position{}, err
 	}
+	defer h.release(t)
 	pos, err := t.log.Append(ctx, raw)
 	if err != nil {
 		return Position{}, fmt.Errorf("topic: failed to publish on %q: %w", topic, err)
@@ -100,6 +168,14 @@ func (h *Hub) Subscribers(topic string) int {
 	return t.group.Len()
 }
 
+// Topics returns the number of topics open: followed, in use, or holding
+// history that a client could still recover.
+func (h *Hub) Topics() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.topics)
+}
+
 // Close closes every topic's log, stopping their deliveries. Publish and
 // topic.subscribe fail afterwards. Close ends no Peer; it returns the
 // first error of the logs' Close, and may be called more than once.
@@ -107,8 +183,15 @@ func (h *Hub) Close() error {
 	h.mu.Lock()
 	h.closed = true
 	topics := h.topics
-	h.topics = nil
+	conns := h.conns
+	h.topics, h.quiet, h.conns = nil, nil, nil
+	if h.sweeper != nil {
+		h.sweeper.Stop()
+	}
 	h.mu.Unlock()
+	for _, c := range conns {
+		c.stop()
+	}
 	var errs []error
 	for _, t := range topics {
 		<-t.ready
@@ -119,105 +202,29 @@ func (h *Hub) Close() error {
 	return errors.Join(errs...)
 }
 
-// topic returns the topic called name, opening its log on first use.
-func (h *Hub) topic(ctx context.Context, name string) (*hubTopic, error) {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return nil, ErrClosed
+// checkName returns an error unless name is a topic name the Hub takes.
+func (h *Hub) checkName(name string) error {
+	if name == "" {
+		return errors.New("the name is empty")
 	}
-	t := h.topics[name]
-	if t == nil {
-		t = &hubTopic{name: name, ready: make(chan struct{})}
-		t.group.MaxQueue = h.MaxQueue
-		if h.topics == nil {
-			h.topics = make(map[string]*hubTopic)
-		}
-		h.topics[name] = t
-		st := h.Store
-		if st == nil {
-			st = &h.mem
-		}
-		h.mu.Unlock()
-		t.log, t.err = st.Open(ctx, name, t.deliver)
-		if t.err != nil {
-			t.err = fmt.Errorf("topic: failed to open %q: %w", name, t.err)
-			h.mu.Lock()
-			if h.topics[name] == t {
-				delete(h.topics, name) // the next use tries again
-			}
-			h.mu.Unlock()
-		}
-		close(t.ready)
-	} else {
-		h.mu.Unlock()
-		select {
-		case <-t.ready:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	if max := bound(h.MaxNameBytes, DefaultMaxNameBytes); max >= 0 && len(name) > max {
+		return fmt.Errorf("the name is %d bytes long, over the bound of %d (Hub.MaxNameBytes)", len(name), max)
 	}
-	if t.err != nil {
-		return nil, t.err
-	}
-	return t, nil
+	return nil
 }
 
-// deliver sends one message of the topic's log to its subscribers.
-func (t *hubTopic) deliver(pos Position, data json.RawMessage) {
-	// Group.Notify fails only if the params cannot be marshalled, and
-	// these are a string, numbers and JSON the log was given.
-	_ = t.group.Notify(MethodMessage, Message{Topic: t.name, Epoch: pos.Epoch, Seq: pos.Seq, Data: data})
+// bound is a limit's value: def for 0, -1 (none) for a negative one.
+func bound(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return -1
+	}
+	return v
 }
 
-// subscribe serves topic.subscribe: the subscriber first, then the
-// history, so that no message falls between the reply and the live ones.
-func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult, error) {
-	if p.Topic == "" {
-		return SubscribeResult{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "topic.subscribe: topic is missing", nil)
-	}
-	if h.Allow != nil {
-		if err := h.Allow(ctx, p.Topic); err != nil {
-			if e, ok := errors.AsType[*jsonrpc.Error](err); ok {
-				return SubscribeResult{}, e
-			}
-			return SubscribeResult{}, ErrNoSuchTopic
-		}
-	}
-	t, err := h.topic(ctx, p.Topic)
-	if err != nil {
-		return SubscribeResult{}, errUnavailable
-	}
-	if peer := jsonrpc.PeerFromContext(ctx); peer != nil {
-		t.group.Add(peer)
-	}
-	hist, err := t.log.Since(ctx, p.Since)
-	if err != nil {
-		return SubscribeResult{}, errUnavailable
-	}
-	r := SubscribeResult{Topic: p.Topic, Epoch: hist.Last.Epoch, Seq: hist.Last.Seq, Recovered: hist.Recovered, Messages: hist.Messages}
-	if r.Messages == nil {
-		r.Messages = []Entry{}
-	}
-	return r, nil
-}
-
-// errUnavailable is the error a client gets when a topic's log failed: an
-// internal error, without the details.
-var errUnavailable = jsonrpc.NewError(jsonrpc.CodeInternalError, "topic history unavailable", nil)
-
-// unsubscribe serves topic.unsubscribe.
-func (h *Hub) unsubscribe(ctx context.Context, p UnsubscribeParams) (bool, error) {
-	if p.Topic == "" {
-		return false, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "topic.unsubscribe: topic is missing", nil)
-	}
-	h.mu.Lock()
-	t := h.topics[p.Topic]
-	h.mu.Unlock()
-	if t != nil {
-		if peer := jsonrpc.PeerFromContext(ctx); peer != nil {
-			t.group.Remove(peer)
-		}
-	}
-	return true, nil
+// limit is what one subscribe reply may carry.
+func (h *Hub) limit() Limit {
+	return Limit{Bytes: bound(h.MaxReplyBytes, DefaultMaxReplyBytes), Messages: bound(h.MaxReplyMessages, DefaultMaxReplyMessages)}
 }

@@ -80,7 +80,7 @@ func seqs(es []topic.Entry) []uint64 {
 
 // TestSubscribeReply pins the reply's rules of TOPICS.md: what since gives.
 func TestSubscribeReply(t *testing.T) {
-	hub := &topic.Hub{Store: &topic.Memory{MaxBytes: 5 * (64 + 1)}} // the last 5 one-byte messages
+	hub := &topic.Hub{Allow: topic.AllowAll, Store: &topic.Memory{MaxBytes: 5 * (64 + 1)}} // the last 5 one-byte messages
 	defer hub.Close()
 	var epoch string
 	for i := 1; i <= 8; i++ {
@@ -124,7 +124,7 @@ func TestSubscribeReply(t *testing.T) {
 // TestSubscribeReplyWire pins the reply's JSON: messages is [] when empty,
 // never null, and seq is 0 on a topic with no message yet.
 func TestSubscribeReplyWire(t *testing.T) {
-	var hub topic.Hub
+	hub := topic.Hub{Allow: topic.AllowAll}
 	defer hub.Close()
 	pr := newPair(t, &hub)
 	var raw json.RawMessage
@@ -181,7 +181,7 @@ func TestSubscribeErrors(t *testing.T) {
 // order, with the topic and epoch; an unsubscribed one gets no more.
 func TestLiveInOrder(t *testing.T) {
 	const n = 500
-	hub := topic.Hub{MaxQueue: n} // a burst of n queued at once
+	hub := topic.Hub{Allow: topic.AllowAll, MaxQueue: n} // a burst of n queued at once
 	defer hub.Close()
 	pr := newPair(t, &hub)
 	res, err := pr.subscribe(t, "t", nil)
@@ -217,7 +217,7 @@ func TestLiveInOrder(t *testing.T) {
 // history is read.
 func TestNoGapBetweenReplyAndLive(t *testing.T) {
 	for round := range 20 {
-		hub := topic.Hub{MaxQueue: 1000}
+		hub := topic.Hub{Allow: topic.AllowAll, MaxQueue: 1000}
 		pr := newPair(t, &hub)
 		first := publish(t, &hub, "t", 0)
 		const n = 200
@@ -259,7 +259,7 @@ func TestNoGapBetweenReplyAndLive(t *testing.T) {
 // TestSubscriberLeavesWithItsPeer: a subscriber is forgotten when its
 // connection ends.
 func TestSubscriberLeavesWithItsPeer(t *testing.T) {
-	var hub topic.Hub
+	hub := topic.Hub{Allow: topic.AllowAll}
 	defer hub.Close()
 	pr := newPair(t, &hub)
 	if _, err := pr.subscribe(t, "t", nil); err != nil {
@@ -282,10 +282,10 @@ func TestSubscriberLeavesWithItsPeer(t *testing.T) {
 // TestEpochPerLog: a new Hub (a restarted process) has a new epoch, so a
 // position of the old one is not recovered.
 func TestEpochPerLog(t *testing.T) {
-	var old topic.Hub
+	old := topic.Hub{Allow: topic.AllowAll}
 	pos := publish(t, &old, "t", 1)
 	old.Close()
-	var hub topic.Hub
+	hub := topic.Hub{Allow: topic.AllowAll}
 	defer hub.Close()
 	publish(t, &hub, "t", 1)
 	pr := newPair(t, &hub)
@@ -300,7 +300,7 @@ func TestEpochPerLog(t *testing.T) {
 
 // TestPublishAfterClose: Publish fails with ErrClosed once the Hub is closed.
 func TestPublishAfterClose(t *testing.T) {
-	var hub topic.Hub
+	hub := topic.Hub{Allow: topic.AllowAll}
 	publish(t, &hub, "t", 1)
 	hub.Close()
 	if _, err := hub.Publish(testCtx(t), "t", 2); !errors.Is(err, topic.ErrClosed) {
@@ -312,7 +312,7 @@ func TestPublishAfterClose(t *testing.T) {
 // the first: its reply follows the same rules, and live messages still
 // come once.
 func TestSubscribeTwice(t *testing.T) {
-	var hub topic.Hub
+	hub := topic.Hub{Allow: topic.AllowAll}
 	defer hub.Close()
 	pr := newPair(t, &hub)
 	first, err := pr.subscribe(t, "t", nil)
@@ -347,7 +347,7 @@ func TestSubscribeTwice(t *testing.T) {
 // TestConcurrentPublishersInOrder: publishers racing on one topic get
 // distinct seqs, and each subscriber gets the messages in seq order.
 func TestConcurrentPublishersInOrder(t *testing.T) {
-	hub := topic.Hub{MaxQueue: 10000}
+	hub := topic.Hub{Allow: topic.AllowAll, MaxQueue: 10000}
 	defer hub.Close()
 	prs := []*pair{newPair(t, &hub), newPair(t, &hub)}
 	for _, pr := range prs {

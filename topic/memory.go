@@ -23,10 +23,13 @@ const entryOverhead = 64
 // it opens has an epoch of its own, random (crypto/rand), so a client's
 // position from an earlier process is never taken for one of this one.
 //
-// Messages beyond a bound are dropped oldest first, when a message is
-// appended and when history is read; a client whose position is older
-// than the oldest message kept gets recovered false. The zero value uses
-// the defaults.
+// Messages beyond the byte bound are dropped oldest first as messages are
+// appended; messages older than MaxAge are dropped on time, by one timer
+// per log that holds messages (armed for its oldest message, none while
+// the log is empty), so an idle topic's history is freed MaxAge after its
+// last message even if nothing else happens. A client whose position is
+// older than the oldest message kept gets recovered false. The zero value
+// uses the defaults.
 type Memory struct {
 	// MaxBytes bounds each topic's history: the messages' data plus 64
 	// bytes each. Default: DefaultMaxBytes (1 MiB); negative: no bound.
@@ -57,8 +60,10 @@ type memLog struct {
 	mu      sync.Mutex // held while delivering, so deliveries are in seq order
 	epoch   string
 	last    uint64
-	entries []memEntry // seqs last-len(entries)+1 .. last
-	size    int        // charged bytes of entries
+	entries []memEntry  // seqs last-len(entries)+1 .. last
+	size    int         // charged bytes of entries
+	expiry  *time.Timer // armed for the oldest entry while there is one (maxAge > 0)
+	closed  bool
 }
 
 type memEntry struct {
@@ -75,6 +80,7 @@ func (l *memLog) Append(_ context.Context, data json.RawMessage) (Position, erro
 	l.entries = append(l.entries, memEntry{at: now, data: data})
 	l.size += len(data) + entryOverhead
 	l.trim(now)
+	l.arm(now)
 	pos := Position{Epoch: l.epoch, Seq: l.last}
 	if l.deliver != nil {
 		l.deliver(pos, data)
@@ -97,10 +103,32 @@ func (l *memLog) trim(now time.Time) {
 		drop++
 	}
 	l.entries = l.entries[drop:]
+	if len(l.entries) == 0 {
+		l.entries = nil // the array too
+	}
 }
 
-// Since returns the messages after since, if they are all still held.
-func (l *memLog) Since(_ context.Context, since *Position) (History, error) {
+// arm makes sure the expiry timer is set while the log holds entries.
+func (l *memLog) arm(now time.Time) {
+	if l.maxAge < 0 || l.expiry != nil || len(l.entries) == 0 || l.closed {
+		return
+	}
+	l.expiry = time.AfterFunc(l.entries[0].at.Add(l.maxAge).Sub(now)+time.Millisecond, l.expire)
+}
+
+// expire runs on the expiry timer: it drops what is older than maxAge,
+// and arms the timer again for the oldest entry left.
+func (l *memLog) expire() {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.expiry = nil
+	l.trim(now)
+	l.arm(now)
+}
+
+// Since returns the first messages after since, if they are all still held.
+func (l *memLog) Since(_ context.Context, since *Position, limit Limit) (History, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.trim(time.Now())
@@ -110,12 +138,37 @@ func (l *memLog) Since(_ context.Context, since *Position) (History, error) {
 		return h, nil
 	}
 	h.Recovered = true
-	h.Messages = make([]Entry, 0, l.last-since.Seq)
+	bytes := 0
 	for i := since.Seq + 1 - first; i < uint64(len(l.entries)); i++ {
-		h.Messages = append(h.Messages, Entry{Seq: first + i, Data: l.entries[i].data})
+		data := l.entries[i].data
+		if len(h.Messages) > 0 && (limit.Messages > 0 && len(h.Messages) >= limit.Messages ||
+			limit.Bytes > 0 && bytes+len(data) > limit.Bytes) {
+			h.More = true
+			break
+		}
+		h.Messages = append(h.Messages, Entry{Seq: first + i, Data: data})
+		bytes += len(data)
 	}
 	return h, nil
 }
 
-// Close does nothing: a memory log holds no goroutine.
-func (l *memLog) Close() error { return nil }
+// Idle reports whether the log holds no message.
+func (l *memLog) Idle() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.trim(time.Now())
+	return len(l.entries) == 0
+}
+
+// Close stops the expiry timer and drops the history.
+func (l *memLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if l.expiry != nil {
+		l.expiry.Stop()
+		l.expiry = nil
+	}
+	l.entries, l.size = nil, 0
+	return nil
+}

@@ -21,8 +21,14 @@ const (
 )
 
 // CodeNoSuchTopic is the code of the error a subscribe gets for a topic
-// that the Hub's Allow refused: -32001, message "no such topic".
+// that the Hub does not allow (Hub.Allow): -32001, message "no such topic".
 const CodeNoSuchTopic = -32001
+
+// CodeTooManyTopics is the code of the error a subscribe gets when its
+// connection already follows Hub.MaxConnTopics topics: -32004, message
+// "too many topics on this connection". It does not change by trying
+// again: unsubscribe from another topic first.
+const CodeTooManyTopics = -32004
 
 var (
 	// ErrNoSuchTopic is the error a topic.subscribe gets when Hub.Allow
@@ -31,6 +37,11 @@ var (
 
 	// ErrClosed is returned by a Hub's Publish after its Close.
 	ErrClosed = errors.New("topic: hub closed")
+
+	// ErrTooManyTopics is wrapped by the error of a Publish that would
+	// open a topic beyond Hub.MaxTopics while every open topic is in use;
+	// a subscribe gets jsonrpc.CodeOverloaded then.
+	ErrTooManyTopics = errors.New("topic: too many topics open")
 )
 
 // Position is a place in a topic's stream: the epoch of its history and
@@ -56,15 +67,20 @@ type SubscribeParams struct {
 	Since *Position `json:"since,omitempty"`
 }
 
-// SubscribeResult is the result of topic.subscribe: the topic's epoch and
-// last seq (0 if none), whether the messages after Since were recovered,
-// and those messages, in seq order (never null on the wire).
+// SubscribeResult is the result of topic.subscribe: the topic's epoch,
+// the seq the reply brings the client to (the topic's last, 0 if none; or
+// with More, the seq of the last of Messages), whether the messages after
+// Since were recovered, and those messages, in seq order (never null on
+// the wire). More says that the history holds more than one reply may
+// carry (Hub.MaxReplyBytes, Hub.MaxReplyMessages): the client subscribes
+// again with since at Seq for the next of them.
 type SubscribeResult struct {
 	Topic     string  `json:"topic"`
 	Epoch     string  `json:"epoch"`
 	Seq       uint64  `json:"seq"`
 	Recovered bool    `json:"recovered"`
 	Messages  []Entry `json:"messages"`
+	More      bool    `json:"more,omitempty"`
 }
 
 // UnsubscribeParams are the params of topic.unsubscribe.

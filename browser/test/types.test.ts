@@ -1,8 +1,8 @@
 // Type check of jsonrpc.d.ts against the uses the README shows: tsc
 // --noEmit (TestTypes). Never run, only compiled.
 import {
-  Client, connect, RPCError, AbortError, TimeoutError, ConnectionError, LSPCancel, MCPCancel, Status,
-  type ConnectionStatus, type Subscription, type StatusEvent,
+  Client, connect, RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, LSPCancel, MCPCancel, Status,
+  type CancelDialect, type ConnectionStatus, type Subscription, type StatusEvent,
 } from '../jsonrpc.js';
 
 interface Note { id: number; text: string }
@@ -42,9 +42,11 @@ async function use(): Promise<void> {
   } catch (e) {
     if (e instanceof RPCError) console.log(e.code, e.message, e.data);
     if (e instanceof AbortError || e instanceof TimeoutError || e instanceof ConnectionError) console.log(e.name);
+    if (e instanceof InvalidResponseError) console.log(e.received);
   }
   rpc.close();
-  const other = await connect(new URL('wss://example.com/rpc'), { cancel: MCPCancel, reconnect: false });
+  const dialect: CancelDialect = { method: '$/cancel', params: (id) => ({ id }), id: (p) => (p as { id?: string }).id, idMember: 'id' };
+  const other = await connect(new URL('wss://example.com/rpc'), { cancel: Math.random() < 0.5 ? MCPCancel : dialect, reconnect: false });
   other.close();
   throw new RPCError(-32050, 'no', { why: 'test' });
 }

@@ -3,25 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '../jsonrpc.js';
+import { fakeWebSocket, settle } from './fakews.mjs';
 
-// FakeWS stands in for WebSocket: it opens on the next tick, records the
-// text sent and plays frames from the other side with deliver().
-class FakeWS extends EventTarget {
-  static last = null;
-  readyState = 0;
-  sent = [];
-  constructor(url) {
-    super();
-    this.url = url;
-    FakeWS.last = this;
-    setImmediate(() => { this.readyState = 1; this.dispatchEvent(new Event('open')); });
-  }
-  send(text) { this.sent.push(text); }
-  close() { this.readyState = 3; this.dispatchEvent(new Event('close')); }
-  deliver(text) { this.dispatchEvent(Object.assign(new Event('message'), { data: text })); }
-}
-
-const settle = () => new Promise((r) => setImmediate(r));
+const FakeWS = fakeWebSocket();
 
 async function started(t) {
   const rpc = new Client('ws://fake/rpc', { WebSocket: FakeWS, reconnect: false });

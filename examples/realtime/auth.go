@@ -1,10 +1,12 @@
 package main
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"mime"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -15,24 +17,41 @@ import (
 // cookie; requireSession, in front of /rpc, refuses an upgrade without a
 // known token with 401 and puts the user into the request's context, where
 // ws.Server's default BaseContext hands it to every handler of the
-// connection (userFrom).
+// connection (userFrom). The sessions are bounded and expire (sessions).
 
 const (
 	sessionCookie = "realtime_session"
-	sessionTTL    = 12 * time.Hour
-	maxSessions   = 10000 // live sessions; more logins are refused
+	sessionTTL    = 12 * time.Hour   // a session ends this long after it started
+	sessionIdle   = 30 * time.Minute // or once it has not been used for this long
+	maxSessions   = 10000            // live sessions in all
+	maxPerClient  = 16               // live sessions per client address
 	maxLoginBody  = 1 << 10
 )
 
-// sessions maps session tokens to the users they were given to.
+// sessions maps session tokens to the users they were given to. It is
+// bounded: per client (the address the login came from) and in all, the
+// least recently used session going first when a new one would pass a
+// bound, so that no flood of sign-ins, from one address or many, locks
+// anyone out (a page whose session went signs in again as it reconnects);
+// and sessions expire, after sessionTTL or sessionIdle unused. Nothing
+// runs on a timer: expiry is checked as sessions are used, and the least
+// recently used are looked at, and dropped once expired, on every login.
 type sessions struct {
-	mu    sync.Mutex
-	users map[string]session // by token
+	mu      sync.Mutex
+	byToken map[string]*session
+	lru     list.List             // of *session, least recently used first
+	clients map[string]*list.List // client address -> its sessions, least recently used first
 }
 
 type session struct {
-	user    string
-	expires time.Time
+	token, user, client string
+	started, used       time.Time
+	all, mine           *list.Element // in lru, in its client's list
+}
+
+// expired reports whether se is over either of its bounds at now.
+func (se *session) expired(now time.Time) bool {
+	return now.Sub(se.started) > sessionTTL || now.Sub(se.used) > sessionIdle
 }
 
 // userKey is the context key of the authenticated user.
@@ -72,11 +91,7 @@ func (s *sessions) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a name is required", http.StatusBadRequest)
 		return
 	}
-	token, ok := s.start(name)
-	if !ok {
-		http.Error(w, "too many sessions; try again later", http.StatusServiceUnavailable)
-		return
-	}
+	token := s.start(name, clientOf(r))
 	http.SetCookie(w, &http.Cookie{
 		Name:     sessionCookie,
 		Value:    token,
@@ -90,43 +105,92 @@ func (s *sessions) login(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]string{"name": name})
 }
 
-// start makes a session for user and returns its token, or false when
-// there are too many live sessions.
-func (s *sessions) start(user string) (string, bool) {
+// start makes a session for user, logged in from client (its address),
+// and returns its token; the least recently used session of client, or of
+// all, goes if the new one would pass a bound.
+func (s *sessions) start(user, client string) string {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.users == nil {
-		s.users = make(map[string]session)
+	if s.byToken == nil {
+		s.byToken = make(map[string]*session)
+		s.clients = make(map[string]*list.List)
 	}
-	if len(s.users) >= maxSessions {
-		for t, se := range s.users {
-			if now.After(se.expires) {
-				delete(s.users, t)
-			}
-		}
-		if len(s.users) >= maxSessions {
-			return "", false
-		}
+	for e := s.lru.Front(); e != nil && e.Value.(*session).expired(now); e = s.lru.Front() {
+		s.drop(e.Value.(*session))
 	}
-	token := rand.Text()
-	s.users[token] = session{user: user, expires: now.Add(sessionTTL)}
-	return token, true
+	if mine := s.clients[client]; mine != nil && mine.Len() >= maxPerClient {
+		s.drop(mine.Front().Value.(*session))
+	}
+	if s.lru.Len() >= maxSessions {
+		s.drop(s.lru.Front().Value.(*session))
+	}
+	mine := s.clients[client]
+	if mine == nil {
+		mine = list.New()
+		s.clients[client] = mine
+	}
+	se := &session{token: rand.Text(), user: user, client: client, started: now, used: now}
+	se.all = s.lru.PushBack(se)
+	se.mine = mine.PushBack(se)
+	s.byToken[se.token] = se
+	return se.token
 }
 
-// user returns the user whose session r's cookie names.
+// drop forgets se. s.mu held.
+func (s *sessions) drop(se *session) {
+	delete(s.byToken, se.token)
+	s.lru.Remove(se.all)
+	mine := s.clients[se.client]
+	mine.Remove(se.mine)
+	if mine.Len() == 0 {
+		delete(s.clients, se.client)
+	}
+}
+
+// user returns the user whose live session r's cookie names, and counts
+// it as used.
 func (s *sessions) user(r *http.Request) (string, bool) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
 		return "", false
 	}
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	se, ok := s.users[c.Value]
-	if !ok || time.Now().After(se.expires) {
+	se, ok := s.byToken[c.Value]
+	if !ok {
 		return "", false
 	}
+	if se.expired(now) {
+		s.drop(se)
+		return "", false
+	}
+	se.used = now
+	s.lru.MoveToBack(se.all)
+	s.clients[se.client].MoveToBack(se.mine)
 	return se.user, true
+}
+
+// len returns the number of live sessions held, and of client's.
+func (s *sessions) len(client string) (all, mine int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.clients[client]; l != nil {
+		mine = l.Len()
+	}
+	return s.lru.Len(), mine
+}
+
+// clientOf is the address a request came from, without its port: the
+// demo serves browsers directly (behind a proxy, the proxy's header would
+// say, for a proxy the server trusts).
+func clientOf(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // requireSession lets through only requests with a live session, with the

@@ -9,10 +9,10 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/cluster"
@@ -99,7 +99,7 @@ type Board struct {
 	topics *topic.Hub     // the topic "board", with its history in JetStream
 	node   string         // this node's key in the online bucket
 
-	nc  *nats.Conn
+	nc  *natsConn
 	url string // where NATS is, for /healthz
 
 	countMu      sync.Mutex
@@ -115,14 +115,15 @@ type Board struct {
 	// pushMu orders this node's stats pushes; never held while waiting
 	// for the watch, which may push (onlineChanged).
 	pushMu    sync.Mutex
-	lastStats int64 // version of the last stats this node pushed
+	lastStats int64       // version of the last stats this node pushed
+	topicMade atomic.Bool // loaded has published on the topic, so that it has its stream
 }
 
 // NewBoard returns the board kept in st, announcing to its pages through
 // the Topic "board" of nodes, for the node with key node in the online
 // bucket. nc is the nodes' NATS connection, url where it goes (for
 // /healthz).
-func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, hist topic.Store, nc *nats.Conn, url, node string) *Board {
+func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, hist topic.Store, nc *natsConn, url, node string) *Board {
 	b := &Board{log: log, store: st, nodes: nodes, pages: nodes.Topic("board"), node: node,
 		nc: nc, url: url, countChanged: make(chan struct{}, 1), ctx: context.Background()}
 	b.topics = &topic.Hub{Store: hist, Allow: func(_ context.Context, name string) error {
@@ -132,18 +133,29 @@ func NewBoard(log *slog.Logger, st *store, nodes *cluster.Node, hist topic.Store
 		return nil
 	}}
 	st.onOnline = b.onlineChanged
-	st.onLoad = b.pushStats
+	st.onLoad = b.loaded
 	return b
 }
 
 // Bounds on what may wait for NATS: joinFlush on a page's connection
 // (OnConnect), callTimeout on each handler's JetStream work, writeTimeout
-// on each write of this node's page count (off every page's path).
+// on each write of this node's page count (off every page's path), and
+// dropTimeout on its delete as the node stops. A node that stops ends
+// what waits at once (callCtx).
 const (
 	joinFlush    = 250 * time.Millisecond
 	callTimeout  = 5 * time.Second
 	writeTimeout = 2 * time.Second
+	dropTimeout  = 500 * time.Millisecond
 )
+
+// callCtx is the ctx of a handler's JetStream work: ctx, for at most
+// callTimeout, and until the board stops.
+func (b *Board) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	stop := context.AfterFunc(b.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
 
 // boardTopic is the one topic pages may subscribe to (topic.subscribe).
 const boardTopic = "board"
@@ -202,7 +214,7 @@ func (b *Board) Join(p *jsonrpc.Peer) {
 	// The node's first page subscribes it to the topic; Flush returns once
 	// NATS has the subscription, so that the page misses no broadcast from
 	// another node after it loads the board.
-	if !b.nodes.Connected() {
+	if !b.nc.connected() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), joinFlush)
@@ -246,7 +258,10 @@ func (b *Board) keepOnline(ctx context.Context) {
 		case <-refresh.C:
 		case <-retry:
 		case <-ctx.Done():
-			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			if !b.nc.connected() {
+				return // it ages out: nothing to wait for
+			}
+			dctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
 			defer cancel()
 			if err := b.store.dropOnline(dctx, b.node); err != nil {
 				b.log.Info("cannot delete this node's page count; it ages out", "err", err)
@@ -264,6 +279,9 @@ func (b *Board) keepOnline(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			if !errors.Is(err, errNotLoaded) {
 				b.log.Info("cannot write this node's page count; trying again", "err", err)
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				b.store.suspect()
 			}
 			retry = time.After(time.Second)
 		}
@@ -326,15 +344,34 @@ func (b *Board) Stats() Stats {
 // pushStats sends the current stats to every page, unless this node has
 // already sent stats as new. The lock keeps this node's pushes in version
 // order (Notify only queues and publishes).
-func (b *Board) pushStats() {
+func (b *Board) pushStats() bool {
 	b.pushMu.Lock()
 	defer b.pushMu.Unlock()
 	s := b.Stats()
 	if s.Version <= b.lastStats {
-		return
+		return false
 	}
 	b.lastStats = s.Version
 	b.notify("board.stats", s)
+	return true
+}
+
+// loaded runs once the board is loaded (after every replay): it pushes
+// the stats and, on a fresh board (nothing to push yet), publishes them on
+// the topic "board" alone, so that the topic has its stream (made by its
+// first publish) before pages subscribe to it, and none of them starts on
+// a topic without one (epoch "none") to reset at the first post.
+func (b *Board) loaded() {
+	if b.pushStats() || b.topicMade.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, writeTimeout)
+	defer cancel()
+	if _, err := b.topics.Publish(ctx, boardTopic, news{Method: "board.stats", Params: b.Stats()}); err != nil {
+		b.log.Info("cannot publish on the topic \"board\" yet", "err", err)
+		return
+	}
+	b.topicMade.Store(true)
 }
 
 // audience serves a topic method with h and, when it succeeds for the
@@ -364,6 +401,9 @@ func (b *Board) notify(method string, params any) {
 	defer cancel()
 	if _, err := b.topics.Publish(ctx, boardTopic, news{Method: method, Params: params}); err != nil {
 		b.log.Warn("broadcast failed", "topic", boardTopic, "method", method, "err", err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			b.store.suspect() // the server may have stopped answering
+		}
 	}
 }
 
@@ -397,7 +437,7 @@ func (b *Board) post(ctx context.Context, p struct {
 	if n := utf8.RuneCountInString(text); n < 1 || n > maxText {
 		return Note{}, jsonrpc.NewError(CodeBadText, "note text must be 1..140 characters", map[string]int{"length": n})
 	}
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	ctx, cancel := b.callCtx(ctx)
 	defer cancel()
 	id, err := b.store.nextID(ctx)
 	if err != nil {
@@ -425,7 +465,7 @@ func (b *Board) like(ctx context.Context, p struct {
 	if !ok {
 		return Note{}, errNotSignedIn
 	}
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	ctx, cancel := b.callCtx(ctx)
 	defer cancel()
 	liked, changed, ok, err := b.store.like(ctx, p.ID, user, !p.Unlike)
 	if err != nil {
@@ -450,7 +490,7 @@ func (b *Board) clear(ctx context.Context, _ struct{}) (map[string]int, error) {
 	if err := b.confirm(ctx, b.Stats().Notes); err != nil {
 		return nil, err
 	}
-	sctx, cancel := context.WithTimeout(ctx, callTimeout)
+	sctx, cancel := b.callCtx(ctx)
 	defer cancel()
 	n, ids, err := b.store.clear(sctx, by)
 	if err != nil {
@@ -526,9 +566,9 @@ func (b *Board) health(w http.ResponseWriter, _ *http.Request) {
 		Server string `json:"server,omitempty"` // the server connected to, of those in url
 		Store  string `json:"store"`
 		Pages  int    `json:"pages"`
-	}{Node: b.node, NATS: strings.ToLower(b.nc.Status().String()), URL: b.url, Server: b.nc.ConnectedUrl(),
+	}{Node: b.node, NATS: strings.ToLower(b.nc.statusText()), URL: b.url, Server: b.nc.serverURL(),
 		Store: storeState, Pages: b.localPages()}
-	connected := b.nc.IsConnected()
+	connected := b.nc.connected()
 	switch {
 	case !loaded && !connected:
 		h.State = "waiting for NATS"

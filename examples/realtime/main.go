@@ -43,8 +43,11 @@
 // the page says, then or later. The sign-in itself is a stand-in: it takes
 // any name, with no password. A real application would check credentials
 // there (or trust its single sign-on) and nothing else would change. The
-// sessions live in memory and end after 12 hours or with the server: a
-// page signs in on the node it connects to.
+// sessions live in memory, bounded so that no flood of sign-ins can lock
+// anyone out: at most 16 per client address and 10,000 in all, the least
+// recently used going first; they end after 30 minutes unused, 12 hours in
+// all, or with the server. A page signs in again as it reconnects, on the
+// node it connects to.
 //
 // On the wire you can watch (the page shows every frame):
 //
@@ -80,7 +83,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/browser"
 	"github.com/peerwire/jsonrpc/cluster"
@@ -156,11 +158,12 @@ func pageURL(a net.Addr) string {
 }
 
 // serve serves the demo on ln, with the board in nc's JetStream as cfg
-// says, until ctx ends, then shuts down: WebSocket peers first (in-flight
-// calls finish), then the HTTP server, then the board. It serves /healthz
+// says, until ctx ends, then shuts down: the board's work on NATS first
+// (a call waiting on it fails at once), then the WebSocket peers (their
+// replies written), then the HTTP server, within 3 s however NATS is. It serves /healthz
 // at once, and /rpc once the board is loaded (503 before); it calls ready,
 // if not nil, once the board is loaded.
-func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, cfg boardConfig, log *slog.Logger, ready func()) error {
+func serve(ctx context.Context, ln net.Listener, nc *natsConn, cfg boardConfig, log *slog.Logger, ready func()) error {
 	bctx, stopBoard := context.WithCancel(context.Background())
 	defer stopBoard()
 	board, loaded, wait, err := startBoard(bctx, nc, cfg, log)
@@ -218,10 +221,15 @@ func serve(ctx context.Context, ln net.Listener, nc *nats.Conn, cfg boardConfig,
 		case <-ctx.Done():
 		}
 	}
-	// The WebSocket connections first: http.Server.Shutdown does not know
-	// about hijacked connections. rpc.Shutdown returns once every /rpc
-	// request has returned (OnDisconnect included), or when sctx ends.
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// What waits on NATS for the pages first (the handlers' JetStream
+	// calls, the news they publish, the page count): a call in flight
+	// fails at once rather than hold the shutdown for its timeouts, which
+	// a stopped NATS server would use up. Then the WebSocket connections,
+	// their replies written: http.Server.Shutdown does not know about
+	// hijacked connections. rpc.Shutdown returns once every /rpc request
+	// has returned (OnDisconnect included), or when sctx ends.
+	stopBoard()
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := rpc.Shutdown(sctx); err != nil {
 		log.Warn("pages still busy at shutdown: their connections were closed", "err", err)
@@ -272,21 +280,21 @@ func logCalls(log *slog.Logger) jsonrpc.Interceptor {
 // node's page count in it, until bctx ends; loaded is closed once the
 // board is loaded, and wait returns once the count is deleted (at most a
 // second) and the board's goroutines are done.
-func startBoard(bctx context.Context, nc *nats.Conn, cfg boardConfig, log *slog.Logger) (*Board, <-chan struct{}, func(), error) {
-	nodes, err := cluster.New(nc, cluster.Options{Prefix: "realtime", Logger: log})
+func startBoard(bctx context.Context, nc *natsConn, cfg boardConfig, log *slog.Logger) (*Board, <-chan struct{}, func(), error) {
+	nodes, err := cluster.New(nc.Conn, cluster.Options{Prefix: "realtime", Logger: log})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	hist, err := cluster.NewHistoryStore(nc, cluster.HistoryOptions{Prefix: "realtime", Replicas: cfg.Replicas})
+	hist, err := cluster.NewHistoryStore(nc.Conn, cluster.HistoryOptions{Prefix: "realtime", Replicas: cfg.Replicas})
 	if err != nil {
 		nodes.Close()
 		return nil, nil, nil, err
 	}
-	st := newStore(log, cfg.Replicas)
+	st := newStore(log, cfg.Replicas, nc.Conn)
 	board := NewBoard(log, st, nodes, hist, nc, cfg.URL, kvKey(nodes.ID()))
 	board.ctx = bctx
 	var wg sync.WaitGroup
-	wg.Go(func() { st.run(bctx, nc, cfg.URL) })
+	wg.Go(func() { st.run(bctx, nc.Conn, cfg.URL) })
 	wg.Go(func() { board.keepOnline(bctx) })
 	return board, st.loaded, func() { wg.Wait(); board.bg.Wait(); board.topics.Close(); nodes.Close() }, nil
 }

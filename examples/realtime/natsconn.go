@@ -47,6 +47,15 @@ const (
 	reconnectWait = 500 * time.Millisecond
 )
 
+// connectTimeout bounds a connection attempt to a server (nats.Timeout,
+// 2 s by default), and writeTimeoutNATS a write to it (nats.FlusherTimeout,
+// a minute by default): a server that accepts but does not answer holds
+// the connection (and its lock) no longer than that.
+const (
+	connectTimeout   = time.Second
+	writeTimeoutNATS = time.Second
+)
+
 // board returns what the board needs to know of cfg.
 func (cfg natsConfig) board() boardConfig {
 	url := cfg.URL
@@ -96,7 +105,7 @@ func checkURLs(list string) error {
 
 // connectNATS connects to NATS as cfg says and returns the connection and a
 // function that closes it (and the embedded server, if one was started).
-func connectNATS(cfg natsConfig, log *slog.Logger) (*nats.Conn, func(), error) {
+func connectNATS(cfg natsConfig, log *slog.Logger) (*natsConn, func(), error) {
 	if cfg.URL != "" && cfg.Embed {
 		return nil, nil, errors.New("realtime demo: -nats and -nats-embed exclude each other: " +
 			"one node starts the server (-nats-embed), the others join it (-nats URL)")
@@ -105,37 +114,37 @@ func connectNATS(cfg natsConfig, log *slog.Logger) (*nats.Conn, func(), error) {
 		return nil, nil, errors.New("realtime demo: -data is for the embedded NATS server's store; " +
 			"with -nats the board is where that server keeps its store (nats-server -js -sd DIR)")
 	}
-	if cfg.URL != "" {
-		if err := checkURLs(cfg.URL); err != nil {
-			return nil, nil, err
-		}
-		nc, err := nats.Connect(cfg.URL,
-			nats.Name("realtime demo"),
-			nats.RetryOnFailedConnect(true), // start even when the server is not up yet
-			nats.MaxReconnects(-1),
-			nats.ReconnectWait(reconnectWait),
-			nats.PingInterval(pingInterval),
-			nats.MaxPingsOutstanding(maxPingsOut),
-			nats.ConnectHandler(func(nc *nats.Conn) { log.Info("nats connected", "url", nc.ConnectedUrl()) }),
-			nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("nats reconnected", "url", nc.ConnectedUrl()) }),
-			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Info("nats disconnected", "err", err) }),
-			nats.ClosedHandler(func(*nats.Conn) { log.Info("nats connection closed") }),
-		)
-		if err != nil {
-			return nil, nil, fmt.Errorf("realtime demo: cannot connect to NATS at %s: %w", cfg.URL, err)
-		}
-		if !nc.IsConnected() {
-			log.Info("waiting for NATS", "url", cfg.URL)
-		}
-		return nc, nc.Close, nil
+	if cfg.URL == "" {
+		return embedNATS(cfg, log)
 	}
-	return embedNATS(cfg, log)
+	if err := checkURLs(cfg.URL); err != nil {
+		return nil, nil, err
+	}
+	c := newNATSConn()
+	nc, err := nats.Connect(cfg.URL, append([]nats.Option{
+		nats.Name("realtime demo"),
+		nats.RetryOnFailedConnect(true), // start even when the server is not up yet
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(reconnectWait),
+		nats.PingInterval(pingInterval),
+		nats.MaxPingsOutstanding(maxPingsOut),
+		nats.Timeout(connectTimeout),
+		nats.FlusherTimeout(writeTimeoutNATS),
+	}, c.handlers(log)...)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("realtime demo: cannot connect to NATS at %s: %w", cfg.URL, err)
+	}
+	c.init(nc)
+	if !c.connected() {
+		log.Info("waiting for NATS", "url", cfg.URL)
+	}
+	return c, nc.Close, nil
 }
 
 // embedNATS starts a NATS server with JetStream in this process, its store
 // in cfg.Data (or a temporary directory removed at the end), and connects
 // to it in process. With cfg.Embed it also listens on cfg.Addr for other nodes.
-func embedNATS(cfg natsConfig, log *slog.Logger) (*nats.Conn, func(), error) {
+func embedNATS(cfg natsConfig, log *slog.Logger) (*natsConn, func(), error) {
 	dir, removeDir := cfg.Data, func() {}
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "realtime-nats-")
@@ -184,10 +193,12 @@ func embedNATS(cfg natsConfig, log *slog.Logger) (*nats.Conn, func(), error) {
 	if cfg.Embed {
 		log.Info("embedded NATS with JetStream: other nodes join with -nats", "url", ns.ClientURL())
 	}
-	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("realtime demo"))
+	c := newNATSConn()
+	nc, err := nats.Connect("", append([]nats.Option{nats.InProcessServer(ns), nats.Name("realtime demo")}, c.handlers(log)...)...)
 	if err != nil {
 		stopServer()
 		return nil, nil, fmt.Errorf("realtime demo: connect to the embedded NATS: %w", err)
 	}
-	return nc, func() { nc.Close(); stopServer() }, nil
+	c.init(nc)
+	return c, func() { nc.Close(); stopServer() }, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -52,12 +53,16 @@ import (
 // Each node follows both buckets (store.run): it opens them (creating them
 // if they are missing), replays each into a fresh copy that replaces its
 // view at once when the replay is complete, and applies every change
-// after that. It starts again from the opening whenever NATS reconnects,
-// a watch ends, a bucket's stream is not the one it replayed (deleted, or
-// made anew), or the watch is stale (a write of this node's not back
-// within staleAfter; the stream's last sequence not reached by the next
-// check): nothing depends on a watch resuming at a sequence that a restart
-// may have made meaningless, or on the server its consumer lives on.
+// after that. It replays them again whenever NATS reconnects, a watch
+// ends, or the watch is stale (a write of this node's not back within
+// staleAfter; the stream's last sequence not reached by the next check),
+// and opens (makes) them again first when a bucket's stream is gone or is
+// not the one it replayed (made anew): nothing depends on a watch resuming
+// at a sequence that a restart may have made meaningless, or on the server
+// its consumer lives on, and a reconnection does not update the buckets'
+// streams (which waits on JetStream's raft groups). Each JetStream request
+// of a page's call is bounded and made again past a server that stopped
+// answering (store_retry.go).
 //
 // Stats.Version is the sum of the last revisions the node has applied
 // from the two buckets: it grows with every change, and two nodes that
@@ -80,6 +85,11 @@ const (
 	// nats.go would notice only after two missed 5 s heartbeats.
 	staleAfter = time.Second
 
+	// replayTimeout bounds a replay: one whose watch brings nothing (its
+	// consumer on a server that stopped answering) starts again, given
+	// twice as long each time until one completes.
+	replayTimeout = 2 * time.Second
+
 	keyPosted  = "posted"
 	keyCleared = "cleared"
 	notePrefix = "note."
@@ -87,6 +97,10 @@ const (
 
 // errNotLoaded is a store operation's error before the buckets are open.
 var errNotLoaded = errors.New("the board's buckets are not open yet")
+
+// errStaleWatch says a watch is behind its bucket: the bucket is the same,
+// replaying it is enough.
+var errStaleWatch = errors.New("the watch is stale")
 
 // cleared is the value of the cleared key.
 type cleared struct {
@@ -190,12 +204,11 @@ func (v *view) statsLocked() Stats {
 	}
 }
 
-// note returns the note with id, if it is on the board.
-func (v *view) note(id int64) (Note, bool) {
+// cleared reports whether the note with id is off the board, cleared.
+func (v *view) cleared(id int64) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	n, ok := v.board.notes[id]
-	return n, ok && id > v.board.cleared.UpTo
+	return id <= v.board.cleared.UpTo
 }
 
 // signalLocked wakes everyone waiting for a change.
@@ -261,8 +274,15 @@ func (v *view) wait(ctx context.Context, boardRev uint64) error {
 }
 
 // waitView is view.wait that reports the watch stale (to follow) once the
-// view has not reached rev within staleAfter, and goes on waiting.
-func (s *store) waitView(ctx context.Context, rev uint64) error {
+// view has not reached rev within staleAfter. If all, it goes on waiting
+// until ctx ends; else it returns then, and at once while the buckets are
+// being replayed: a write that JetStream has acknowledged is not failed,
+// nor held, because this node's watch is behind (its consumer on a server
+// that stopped answering, say); the replay brings it to the view.
+func (s *store) waitView(ctx context.Context, rev uint64, all bool) error {
+	if !all && s.replaying.Load() {
+		return nil
+	}
 	wctx, cancel := context.WithTimeout(ctx, staleAfter)
 	err := s.view.wait(wctx, rev)
 	cancel()
@@ -273,36 +293,46 @@ func (s *store) waitView(ctx context.Context, rev uint64) error {
 	case s.stale <- struct{}{}:
 	default:
 	}
+	if !all {
+		s.log.Info("a write is not in this node's view yet: answered without it", "revision", rev)
+		return nil
+	}
 	return s.view.wait(ctx, rev)
 }
 
 // store is the board's state in JetStream and this node's view of it.
 type store struct {
-	log      *slog.Logger
-	replicas int
-	view     *view
+	log       *slog.Logger
+	replicas  int
+	view      *view
+	nc        *nats.Conn  // for suspect (store_retry.go)
+	checking  atomic.Bool // suspect is checking the connection
+	replaying atomic.Bool // follow is replaying the buckets
 
 	// Set before run, called from the watches' goroutine: onOnline after
 	// the view applied a change of the online bucket, onLoad after a
-	// complete replay replaced the view.
+	// complete replay replaced the view (before loaded is closed, the
+	// first time).
 	onOnline func(jetstream.KeyValueEntry)
 	onLoad   func()
 
-	mu      sync.Mutex
-	board   jetstream.KeyValue // nil until opened
-	online  jetstream.KeyValue
-	state   string        // for /healthz: "starting", "waiting for NATS", "store unavailable: …", "ready"
-	loaded  chan struct{} // closed once the view has held both buckets
-	created [2]time.Time  // when the followed streams were made
-	lastSeq [2]uint64     // the streams' last sequences at the last check
-	stale   chan struct{} // 1-buffered: a write waited staleAfter for the watch
+	mu         sync.Mutex
+	board      jetstream.KeyValue // nil until opened
+	online     jetstream.KeyValue
+	reopen     bool          // the buckets changed under the node: open (make) them again
+	replayWait time.Duration // how long the next replay may take (follow)
+	state      string        // for /healthz: "starting", "waiting for NATS", "store unavailable: …", "ready"
+	loaded     chan struct{} // closed once the view has held both buckets
+	created    [2]time.Time  // when the followed streams were made
+	lastSeq    [2]uint64     // the streams' last sequences at the last check
+	stale      chan struct{} // 1-buffered: a write waited staleAfter for the watch
 }
 
 // newStore returns a store whose view is empty until run has replayed the
 // buckets, which it makes with replicas copies (0: 3 when the server is
-// part of a NATS cluster, else 1).
-func newStore(log *slog.Logger, replicas int) *store {
-	return &store{log: log, replicas: replicas, view: newView(), state: "starting", loaded: make(chan struct{}), stale: make(chan struct{}, 1),
+// part of a NATS cluster, else 1), on nc.
+func newStore(log *slog.Logger, replicas int, nc *nats.Conn) *store {
+	return &store{log: log, replicas: replicas, nc: nc, view: newView(), state: "starting", loaded: make(chan struct{}), stale: make(chan struct{}, 1),
 		onOnline: func(jetstream.KeyValueEntry) {}, onLoad: func() {}}
 }
 
@@ -379,6 +409,16 @@ func (s *store) run(ctx context.Context, nc *nats.Conn, url string) {
 // open opens (or creates) both buckets, retrying every half second until
 // it can or ctx ends, and logs while it waits, with the URL it waits for.
 func (s *store) open(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, url string) bool {
+	s.mu.Lock()
+	bound := s.board != nil && !s.reopen
+	s.reopen = false
+	s.mu.Unlock()
+	if bound {
+		// The buckets were open and are still there: a reconnection or a
+		// stale watch needs them replayed, not made again (an update of
+		// their streams, which waits on JetStream's raft groups).
+		return true
+	}
 	for attempt := 0; ; attempt++ {
 		err := s.openOnce(ctx, js, nc)
 		if err == nil {
@@ -467,6 +507,8 @@ func (s *store) follow(ctx context.Context, reconnected <-chan nats.Status) {
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ended := make(chan error, 2)
+	s.replaying.Store(true)
+	defer s.replaying.Store(false)
 	fresh := s.fresh(ctx, board, online)
 	var replayed sync.WaitGroup
 	replayed.Add(2)
@@ -494,11 +536,27 @@ func (s *store) follow(ctx context.Context, reconnected <-chan nats.Status) {
 	})
 	check := time.NewTicker(checkEvery)
 	defer check.Stop()
+	s.mu.Lock()
+	wait := max(s.replayWait, replayTimeout)
+	s.replayWait = wait * 2 // until this replay completes: a slow machine is given longer each time
+	s.mu.Unlock()
+	replaying := time.NewTimer(wait)
+	defer replaying.Stop()
 	for {
 		select {
+		case <-replaying.C:
+			if loaded != nil {
+				s.log.Info("the board's buckets not replayed in time: replaying them again", "after", wait)
+				return
+			}
 		case <-loaded:
 			loaded = nil
+			s.replaying.Store(false)
+			// onLoad first: on the first load, it has the node's first
+			// publishes out before pages are let in (s.loaded).
+			s.onLoad()
 			s.mu.Lock()
+			s.replayWait = 0
 			s.state = "ready"
 			select {
 			case <-s.loaded:
@@ -506,7 +564,6 @@ func (s *store) follow(ctx context.Context, reconnected <-chan nats.Status) {
 				close(s.loaded)
 			}
 			s.mu.Unlock()
-			s.onLoad()
 		case <-reconnected:
 			s.log.Info("NATS reconnected: replaying the board's buckets")
 			return
@@ -517,10 +574,20 @@ func (s *store) follow(ctx context.Context, reconnected <-chan nats.Status) {
 			}
 		case err := <-ended:
 			s.log.Info("a watch of the board's buckets ended: opening them again", "err", err)
+			if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+				s.mu.Lock()
+				s.reopen = true
+				s.mu.Unlock()
+			}
 			return
 		case <-check.C:
 			if err := s.check(ctx, board, online); err != nil {
 				s.log.Warn("the board's buckets changed under this node: opening them again", "err", err)
+				if !errors.Is(err, errStaleWatch) {
+					s.mu.Lock()
+					s.reopen = true
+					s.mu.Unlock()
+				}
 				return
 			}
 		case <-ctx.Done():
@@ -574,7 +641,7 @@ func (s *store) check(ctx context.Context, kvs ...jetstream.KeyValue) error {
 			return fmt.Errorf("bucket %s was made anew", kv.Bucket())
 		}
 		if revs[i] < before {
-			return fmt.Errorf("the watch of bucket %s is stale: at revision %d, the stream was at %d %v ago", kv.Bucket(), revs[i], before, checkEvery)
+			return fmt.Errorf("%w: bucket %s at revision %d, the stream was at %d %v ago", errStaleWatch, kv.Bucket(), revs[i], before, checkEvery)
 		}
 	}
 	return nil
@@ -652,9 +719,10 @@ func (s *store) nextID(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	for {
-		e, err := board.Get(ctx, keyPosted)
+		var e jetstream.KeyValueEntry
+		err := s.try(ctx, readTimeout, func(ctx context.Context) (err error) { e, err = board.Get(ctx, keyPosted); return err })
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			if _, err := board.Create(ctx, keyPosted, []byte("1")); err == nil {
+			if err := s.try(ctx, opTimeout, func(ctx context.Context) error { _, err := board.Create(ctx, keyPosted, []byte("1")); return err }); err == nil {
 				return 1, nil
 			} else if !errors.Is(err, jetstream.ErrKeyExists) {
 				return 0, err
@@ -668,7 +736,10 @@ func (s *store) nextID(ctx context.Context) (int64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("bad posted counter %q: %w", e.Value(), err)
 		}
-		_, err = board.Update(ctx, keyPosted, []byte(strconv.FormatInt(n+1, 10)), e.Revision())
+		err = s.try(ctx, opTimeout, func(ctx context.Context) error {
+			_, err := board.Update(ctx, keyPosted, []byte(strconv.FormatInt(n+1, 10)), e.Revision())
+			return err
+		})
 		if err == nil {
 			return n + 1, nil
 		}
@@ -686,11 +757,12 @@ func (s *store) putNote(ctx context.Context, n Note) error {
 		return err
 	}
 	data, _ := json.Marshal(n)
-	rev, err := board.Put(ctx, noteKey(n.ID), data)
+	var rev uint64
+	err = s.try(ctx, opTimeout, func(ctx context.Context) (err error) { rev, err = board.Put(ctx, noteKey(n.ID), data); return err })
 	if err != nil {
 		return err
 	}
-	return s.waitView(ctx, rev)
+	return s.waitView(ctx, rev, false)
 }
 
 // like makes user like note id (or, if !on, no longer like it) by
@@ -702,10 +774,14 @@ func (s *store) like(ctx context.Context, id int64, user string, on bool) (Note,
 		return Note{}, false, false, err
 	}
 	for {
-		if _, ok := s.view.note(id); !ok {
+		// The bucket says whether the note exists (this node's view may
+		// not have it yet, behind a watch that is catching up), the view
+		// whether it was cleared.
+		if s.view.cleared(id) {
 			return Note{}, false, false, nil
 		}
-		e, err := board.Get(ctx, noteKey(id))
+		var e jetstream.KeyValueEntry
+		err := s.try(ctx, readTimeout, func(ctx context.Context) (err error) { e, err = board.Get(ctx, noteKey(id)); return err })
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 			return Note{}, false, false, nil
 		}
@@ -728,14 +804,18 @@ func (s *store) like(ctx context.Context, id int64, user string, on bool) (Note,
 			n.Likes = max(0, n.Likes-1)
 		}
 		data, _ := json.Marshal(n)
-		rev, err := board.Update(ctx, noteKey(id), data, e.Revision())
+		var rev uint64
+		err = s.try(ctx, opTimeout, func(ctx context.Context) (err error) {
+			rev, err = board.Update(ctx, noteKey(id), data, e.Revision())
+			return err
+		})
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			continue // liked or purged meanwhile: read again
 		}
 		if err != nil {
 			return Note{}, false, false, err
 		}
-		return n, true, true, s.waitView(ctx, rev)
+		return n, true, true, s.waitView(ctx, rev, false)
 	}
 }
 
@@ -749,7 +829,8 @@ func (s *store) clear(ctx context.Context, by string) (int, []int64, error) {
 		return 0, nil, err
 	}
 	var upTo int64
-	e, err := board.Get(ctx, keyPosted)
+	var e jetstream.KeyValueEntry
+	err = s.try(ctx, readTimeout, func(ctx context.Context) (err error) { e, err = board.Get(ctx, keyPosted); return err })
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 	case err != nil:
@@ -757,7 +838,7 @@ func (s *store) clear(ctx context.Context, by string) (int, []int64, error) {
 	default:
 		upTo, _ = strconv.ParseInt(string(e.Value()), 10, 64)
 		// The notes posted up to upTo may still be on their way here.
-		if err := s.waitView(ctx, e.Revision()); err != nil {
+		if err := s.waitView(ctx, e.Revision(), true); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -777,11 +858,12 @@ func (s *store) clear(ctx context.Context, by string) (int, []int64, error) {
 	s.view.mu.Unlock()
 
 	data, _ := json.Marshal(cleared{UpTo: upTo, By: by})
-	rev, err := board.Put(ctx, keyCleared, data)
+	var rev uint64
+	err = s.try(ctx, opTimeout, func(ctx context.Context) (err error) { rev, err = board.Put(ctx, keyCleared, data); return err })
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.waitView(ctx, rev); err != nil {
+	if err := s.waitView(ctx, rev, true); err != nil {
 		return 0, nil, err
 	}
 	return n, ids, nil

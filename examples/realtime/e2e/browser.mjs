@@ -78,18 +78,33 @@ const wireHas = ([dir, kind, label]) => [...document.querySelectorAll('#wire li'
   li.dataset.dir === dir && li.dataset.kind === kind && li.querySelector('b').textContent.includes(label));
 const noteCount = (n) => document.querySelectorAll('[data-test=note]').length === n;
 
+// down is the origin of a node the test stops under a page (--restart),
+// while the page reconnects to it.
+let down = null;
+
+// reconnecting tells the browser's console lines that are the life of a
+// reconnecting page from the page's own errors, by what they are, not by
+// when they are read: a request made while the page is offline (--offline:
+// the page signs in again before it reconnects), and a request to the node
+// that is down (--restart) that was refused or reset: its sign-in (POST
+// login) or its WebSocket (rpc).
+function reconnecting(m) {
+  const text = m.text();
+  if (text.includes('net::ERR_INTERNET_DISCONNECTED')) return true;
+  if (!down) return false;
+  const refused = /net::ERR_(CONNECTION_REFUSED|CONNECTION_RESET|CONNECTION_CLOSED|EMPTY_RESPONSE)\b/.test(text);
+  const url = m.location()?.url ?? '';
+  return refused && (url === `${down}/login` || url === `${down}/rpc`) ||
+    text.startsWith(`WebSocket connection to '${down.replace(/^http/, 'ws')}/rpc' failed`);
+}
+
 // openPage loads the page and signs in as name: the server signs the
 // page's notes with the session's name from then on.
 async function openPage(context, who, name, at = url) {
   const page = await context.newPage();
   page.on('pageerror', (e) => pageErrors.push(`${who}: ${e.message}`));
   page.on('console', (m) => {
-    // The browser's own line for a request made while the page is
-    // offline (--offline: the page signs in again before it reconnects)
-    // is not an error of the page's.
-    if (m.type() === 'error' && !m.text().includes('net::ERR_INTERNET_DISCONNECTED')) {
-      pageErrors.push(`${who}: console: ${m.text()}`);
-    }
+    if (m.type() === 'error' && !reconnecting(m)) pageErrors.push(`${who}: console: ${m.text()}`);
   });
   step = `${who}: load ${at}`;
   await page.goto(at);
@@ -314,6 +329,7 @@ const stdinLines = (async function* () {
 // the node on RESTART-ME, says STOPPED on stdin, and starts it again on
 // START-ME.
 async function restarted([at, other]) {
+  down = new URL(at).origin;
   const d = await openPage(await browser.newContext(), 'D', 'dora', at);
   const g = await openPage(await browser.newContext(), 'G@other', 'gus', other);
   await post(d, 'Before the restart');
@@ -343,6 +359,13 @@ async function restarted([at, other]) {
   step = "G@other: like D's note";
   await g.locator('[data-test=note]', { hasText: 'Before the restart' }).locator('[data-test=like]').click();
   await expect(g, 'G@other', "its like of D's note counted", noteLikes, ['Before the restart', 1]);
+  // Keep the node down until D has tried to reconnect to it, and been
+  // refused (the browser logs each refused request, as Chromium does for
+  // a node that is down): those are the life of a reconnecting page, not
+  // its errors.
+  step = 'D: tries its node while it is down, and is refused';
+  await d.waitForFunction(() => window.statuses.filter((s) => s.startsWith('reconnecting')).length >= 2, null, { timeout: 30_000 });
+  console.log(`ok  ${step}: statuses ${JSON.stringify(await d.evaluate(() => window.statuses))}`);
   console.log('START-ME');
   step = 'D: reconnect by itself';
   await d.waitForFunction(() => document.getElementById('status').textContent === 'connected' &&

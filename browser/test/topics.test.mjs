@@ -1,0 +1,139 @@
+// jsonrpc.js's topics against a fake socket (fakews.mjs), the server's
+// side played frame by frame: node --test topics.test.mjs
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client, TimeoutError } from '../jsonrpc.js';
+import { fakeWebSocket, settle, sleep, until } from './fakews.mjs';
+
+async function started(t, options = {}) {
+  const WS = fakeWebSocket();
+  const rpc = new Client('ws://fake/rpc', { WebSocket: WS, minDelay: 5, maxDelay: 20, ...options });
+  t.after(() => rpc.close());
+  await rpc.start();
+  return { rpc, WS };
+}
+
+const reply = (socket, id, result) => socket.deliver(JSON.stringify({ jsonrpc: '2.0', id, result }));
+const live = (socket, topic, epoch, seq, data = seq) =>
+  socket.deliver(JSON.stringify({ jsonrpc: '2.0', method: 'topic.message', params: { topic, epoch, seq, data } }));
+const empty = (topic, epoch, seq, recovered = false) => ({ topic, epoch, seq, recovered, messages: [] });
+
+// Issue 30, finding 7: what a topic buffered on a connection that dropped
+// is not carried to the next one: a message of the old server's epoch no
+// longer makes the client subscribe again and again to a restarted one.
+test('a restart does not make the page subscribe in a loop', async (t) => {
+  const { rpc, WS } = await started(t);
+  const resets = [];
+  const sub = rpc.subscribe('t', { onReset: (i) => resets.push(i.epoch) });
+  reply(WS.last, WS.last.calls('topic.subscribe')[0].id, empty('t', 'old', 3));
+  await sub;
+  live(WS.last, 't', 'old', 5); // a gap: subscribe again, 5 held meanwhile
+  assert.equal(WS.last.calls('topic.subscribe').length, 2);
+  WS.last.close(); // the server goes, the reply never comes
+  await until(() => WS.all.length === 2 && WS.last.readyState === 1, 'the next connection');
+  const again = WS.last.calls('topic.subscribe');
+  assert.deepEqual(again.map((c) => c.params.since), [{ epoch: 'old', seq: 3 }]);
+  // A restarted server: another epoch, for every subscribe, for 300 ms.
+  const answered = new Set();
+  const end = Date.now() + 300;
+  while (Date.now() < end) {
+    for (const c of WS.last.calls('topic.subscribe')) {
+      if (!answered.has(c.id)) {
+        answered.add(c.id);
+        reply(WS.last, c.id, empty('t', 'new', 0));
+      }
+    }
+    await sleep(1);
+  }
+  assert.equal(answered.size, 1, `${answered.size} subscribes on the new connection in 300 ms, want 1`);
+  assert.deepEqual(resets, ['old', 'new']);
+});
+
+// Issue 30, finding 8: the first subscribe that gets no reply in time
+// settles (rejects with the TimeoutError); a later one that times out is
+// tried again after a growing delay, not at once.
+test('a subscribe that times out settles, or backs off', async (t) => {
+  const { rpc, WS } = await started(t, { timeout: 50, minDelay: 40, maxDelay: 400 });
+  const started_ = Date.now();
+  await assert.rejects(rpc.subscribe('slow'), TimeoutError);
+  assert.ok(Date.now() - started_ < 2000);
+  await sleep(200);
+  assert.equal(WS.last.calls('topic.subscribe').length, 1, 'a first subscribe that timed out is not sent again');
+  assert.equal(WS.last.calls('topic.unsubscribe').length, 1, 'and is taken back, in case the server applied it late');
+
+  const sub = rpc.subscribe('t');
+  reply(WS.last, WS.last.calls('topic.subscribe').at(-1).id, empty('t', 'E', 1));
+  await sub;
+  live(WS.last, 't', 'E', 3); // a gap; its subscribes get no reply in time
+  await sleep(1000);
+  const n = WS.last.calls('topic.subscribe').filter((c) => c.params.topic === 't').length - 1;
+  assert.ok(n >= 1 && n <= 6, `${n} subscribes in a second for a gap whose replies never come, want a few, backing off`);
+});
+
+// Issue 30, finding 19: a second subscribe of a topic on one Client is
+// refused, and the first keeps its messages; after its unsubscribe, the
+// topic can be subscribed again.
+test('a second subscribe of a topic is refused', async (t) => {
+  const { rpc, WS } = await started(t);
+  const seen = [];
+  const first = rpc.subscribe('board', { onMessage: (d) => seen.push(d) });
+  reply(WS.last, WS.last.calls('topic.subscribe')[0].id, empty('board', 'E', 0));
+  const sub = await first;
+  await assert.rejects(rpc.subscribe('board', { onMessage: () => {} }), /already subscribed/);
+  for (let s = 1; s <= 5; s++) live(WS.last, 'board', 'E', s);
+  assert.deepEqual(seen, [1, 2, 3, 4, 5]);
+  const leaving = sub.unsubscribe();
+  await settle();
+  reply(WS.last, WS.last.calls('topic.unsubscribe')[0].id, true);
+  await leaving;
+  const again = rpc.subscribe('board');
+  await settle();
+  reply(WS.last, WS.last.calls('topic.subscribe').at(-1).id, empty('board', 'E', 5));
+  await again;
+});
+
+// Issue 30, finding 6 (the page's side): a subscribe made while the same
+// topic's unsubscribe is in flight goes out after its reply, so that the
+// server cannot apply them the other way round.
+test('a subscribe waits for the same topic\'s unsubscribe', async (t) => {
+  const { rpc, WS } = await started(t);
+  const first = rpc.subscribe('t');
+  reply(WS.last, WS.last.calls('topic.subscribe')[0].id, empty('t', 'E', 0));
+  const sub = await first;
+  const leaving = sub.unsubscribe();
+  const again = rpc.subscribe('t');
+  await settle();
+  assert.equal(WS.last.calls('topic.unsubscribe').length, 1);
+  assert.equal(WS.last.calls('topic.subscribe').length, 1, 'the second subscribe went out before the unsubscribe\'s reply');
+  reply(WS.last, WS.last.calls('topic.unsubscribe')[0].id, true);
+  await leaving;
+  await settle();
+  const subs = WS.last.calls('topic.subscribe');
+  assert.equal(subs.length, 2);
+  reply(WS.last, subs[1].id, empty('t', 'E', 0));
+  await again;
+});
+
+// A catch-up in pages: a reply that says more is followed by the next
+// page at once, the live messages held meanwhile, each applied once.
+test('a paged catch-up is read to its end', async (t) => {
+  const { rpc, WS } = await started(t);
+  const seen = [];
+  const sub = rpc.subscribe('t', { onMessage: (d) => seen.push(d) });
+  reply(WS.last, WS.last.calls('topic.subscribe')[0].id, empty('t', 'E', 2));
+  await sub;
+  WS.last.close();
+  await until(() => WS.all.length === 2 && WS.last.calls('topic.subscribe').length === 1, 'the resubscribe');
+  const page = (id, from, to, more) => reply(WS.last, id, {
+    topic: 't', epoch: 'E', seq: to, recovered: true, more,
+    messages: Array.from({ length: to - from + 1 }, (_, i) => ({ seq: from + i, data: from + i })),
+  });
+  page(WS.last.calls('topic.subscribe')[0].id, 3, 5, true);
+  await settle();
+  const next = WS.last.calls('topic.subscribe');
+  assert.deepEqual(next.map((c) => c.params.since), [{ epoch: 'E', seq: 2 }, { epoch: 'E', seq: 5 }], 'the next page asked for at once');
+  live(WS.last, 't', 'E', 9); // live, past the pages: held
+  page(next[1].id, 6, 8, false);
+  await settle();
+  assert.deepEqual(seen, [3, 4, 5, 6, 7, 8, 9]);
+});

@@ -1,0 +1,189 @@
+package topic
+
+import (
+	"context"
+	"errors"
+
+	"github.com/peerwire/jsonrpc"
+)
+
+// The handlers of topic.subscribe and topic.unsubscribe, and what the Hub
+// keeps per connection: the topics it follows, each with the subscribes
+// of it in progress.
+
+// hubConn is what a Hub keeps of one connection, until it ends.
+type hubConn struct {
+	topics map[string]*membership
+	stop   func() bool // unregisters the Peer's AfterFunc
+}
+
+// membership is one connection following one topic.
+type membership struct {
+	t        *hubTopic
+	inflight int  // subscribes of it in progress
+	ok       bool // one of them succeeded
+}
+
+var (
+	// errNotAllowed is what a subscribe gets from a Hub without Allow.
+	errNotAllowed = jsonrpc.NewError(CodeNoSuchTopic, "no such topic",
+		map[string]string{"reason": "the server's topic.Hub allows no topic: it has no Allow"})
+
+	// errUnavailable is the error a client gets when a topic's log
+	// failed: an internal error, without the details.
+	errUnavailable = jsonrpc.NewError(jsonrpc.CodeInternalError, "topic history unavailable", nil)
+
+	errHubClosed  = jsonrpc.NewError(jsonrpc.CodeShuttingDown, "topic hub closed", nil)
+	errHubFull    = jsonrpc.NewError(jsonrpc.CodeOverloaded, "too many topics open on the server; try again later", nil)
+	errConnTopics = jsonrpc.NewError(CodeTooManyTopics, "too many topics on this connection", nil)
+)
+
+// subscribe serves topic.subscribe: the subscriber first, then the
+// history, so that no message falls between the reply and the live ones.
+func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult, error) {
+	if err := h.checkName(p.Topic); err != nil {
+		return SubscribeResult{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "topic.subscribe: "+err.Error(), nil)
+	}
+	if err := h.allow(ctx, p.Topic); err != nil {
+		return SubscribeResult{}, err
+	}
+	peer := jsonrpc.PeerFromContext(ctx)
+	t, err := h.acquire(ctx, p.Topic)
+	switch {
+	case errors.Is(err, ErrClosed):
+		return SubscribeResult{}, errHubClosed
+	case errors.Is(err, ErrTooManyTopics):
+		return SubscribeResult{}, errHubFull
+	case err != nil:
+		return SubscribeResult{}, errUnavailable
+	}
+	m, err := h.join(peer, t)
+	if err != nil {
+		h.release(t)
+		return SubscribeResult{}, err
+	}
+	hist, err := t.log.Since(ctx, p.Since, h.limit())
+	h.joined(peer, m, err == nil)
+	h.release(t)
+	if err != nil {
+		return SubscribeResult{}, errUnavailable
+	}
+	r := SubscribeResult{Topic: p.Topic, Epoch: hist.Last.Epoch, Seq: hist.Last.Seq, Recovered: hist.Recovered,
+		Messages: hist.Messages, More: hist.More && len(hist.Messages) > 0}
+	if r.More {
+		r.Seq = hist.Messages[len(hist.Messages)-1].Seq
+	}
+	if r.Messages == nil {
+		r.Messages = []Entry{}
+	}
+	return r, nil
+}
+
+// allow asks Allow, and maps its refusal to the error the client gets.
+func (h *Hub) allow(ctx context.Context, name string) error {
+	if h.Allow == nil {
+		return errNotAllowed
+	}
+	err := h.Allow(ctx, name)
+	if err == nil {
+		return nil
+	}
+	if e, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		return e
+	}
+	return ErrNoSuchTopic
+}
+
+// join makes peer a follower of t, within MaxConnTopics, and counts a
+// subscribe in progress. A nil peer (a handler called outside a Peer)
+// follows nothing.
+func (h *Hub) join(peer *jsonrpc.Peer, t *hubTopic) (*membership, error) {
+	if peer == nil {
+		return nil, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errHubClosed
+	}
+	c := h.conns[peer]
+	if c == nil {
+		c = &hubConn{topics: make(map[string]*membership)}
+		if h.conns == nil {
+			h.conns = make(map[*jsonrpc.Peer]*hubConn)
+		}
+		h.conns[peer] = c
+		c.stop = peer.AfterFunc(func() { h.leave(peer) })
+	}
+	m := c.topics[t.name]
+	if m == nil {
+		if max := bound(h.MaxConnTopics, DefaultMaxConnTopics); max >= 0 && len(c.topics) >= max {
+			return nil, errConnTopics
+		}
+		m = &membership{t: t}
+		c.topics[t.name] = m
+		t.subs++
+		t.group.Add(peer)
+	}
+	m.inflight++
+	return m, nil
+}
+
+// joined ends a subscribe that join counted: one that failed takes the
+// follower out again unless another subscribe of it succeeded.
+func (h *Hub) joined(peer *jsonrpc.Peer, m *membership, ok bool) {
+	if m == nil {
+		return
+	}
+	h.mu.Lock()
+	m.inflight--
+	m.ok = m.ok || ok
+	if !m.ok && m.inflight == 0 {
+		h.drop(peer, m)
+	}
+	h.mu.Unlock()
+}
+
+// drop takes peer out of m's topic. h.mu held.
+func (h *Hub) drop(peer *jsonrpc.Peer, m *membership) {
+	c := h.conns[peer]
+	if c == nil || c.topics[m.t.name] != m {
+		return
+	}
+	delete(c.topics, m.t.name)
+	m.t.group.Remove(peer)
+	m.t.subs--
+	h.settle(m.t)
+}
+
+// leave forgets a connection that ended, and what only it held.
+func (h *Hub) leave(peer *jsonrpc.Peer) {
+	h.mu.Lock()
+	c := h.conns[peer]
+	delete(h.conns, peer)
+	if c != nil {
+		for _, m := range c.topics {
+			m.t.subs--
+			h.settle(m.t)
+		}
+	}
+	h.mu.Unlock()
+}
+
+// unsubscribe serves topic.unsubscribe. It leaves in place a subscription
+// whose subscribe is still in progress (see Hub: the two overlapped, and
+// the subscribe's success must hold).
+func (h *Hub) unsubscribe(ctx context.Context, p UnsubscribeParams) (bool, error) {
+	if p.Topic == "" {
+		return false, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "topic.unsubscribe: topic is missing", nil)
+	}
+	peer := jsonrpc.PeerFromContext(ctx)
+	h.mu.Lock()
+	if c := h.conns[peer]; c != nil {
+		if m := c.topics[p.Topic]; m != nil && m.inflight == 0 {
+			h.drop(peer, m)
+		}
+	}
+	h.mu.Unlock()
+	return true, nil
+}

@@ -31,7 +31,8 @@ type DialOptions struct {
 // Dial connects to the WebSocket JSON-RPC server at url (ws:// or wss://)
 // and returns a Peer on the connection, configured by opts (optional: at
 // most one). ctx bounds the handshake only; the connection lives until
-// Close.
+// Close. A handshake that the server refuses with an HTTP status fails with
+// a *StatusError (TestDialWrongPathIsStatusError).
 //
 //	peer, err := ws.Dial(ctx, "ws://127.0.0.1:8080/rpc")
 func Dial(ctx context.Context, url string, opts ...DialOptions) (*jsonrpc.Peer, error) {
@@ -54,8 +55,11 @@ func dial(ctx context.Context, url string, o DialOptions) (*jsonrpc.Peer, *Conn,
 	}
 	conn := new(Conn)
 	conn.listen(&do.OnPingReceived, &do.OnPongReceived)
-	c, _, err := websocket.Dial(ctx, url, do)
+	c, resp, err := websocket.Dial(ctx, url, do)
 	if err != nil {
+		if se := statusError(resp); se != nil {
+			return nil, nil, se
+		}
 		return nil, nil, err
 	}
 	conn.init(c, rt.conn, &o.Options)

@@ -2,6 +2,7 @@ package ws
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -37,7 +38,12 @@ func (c *Client) run() {
 		}
 		if err != nil {
 			failed++
-			if c.opts.MaxAttempts > 0 && failed >= c.opts.MaxAttempts {
+			c.setLast(fmt.Errorf("the last attempt failed: %w", err))
+			switch {
+			case c.opts.giveUp(err):
+				c.finish(fmt.Errorf("%w: %w", ErrGaveUp, err))
+				return
+			case c.opts.MaxAttempts > 0 && failed >= c.opts.MaxAttempts:
 				c.finish(fmt.Errorf("%w after %d attempts: %w", ErrGaveUp, failed, err))
 				return
 			}
@@ -53,7 +59,7 @@ func (c *Client) run() {
 		if !first {
 			c.reconnects++
 		}
-		c.peer, c.conn = p, conn
+		c.peer, c.conn, c.last = p, conn, nil
 		c.state = Connected // before any call can take p
 		close(c.ready)
 		c.mu.Unlock()
@@ -78,7 +84,9 @@ func (c *Client) run() {
 			c.finish(ErrClientClosed)
 			return
 		}
-		c.setState(Reconnecting, conn.endCause())
+		cause := conn.endCause()
+		c.setLast(ended(cause))
+		c.setState(Reconnecting, cause)
 		// A drop is no failed attempt: MaxAttempts counts the attempts
 		// that fail from here. The first redial still waits a backoff
 		// (MinBackoff's), since the server may be restarting.
@@ -122,6 +130,21 @@ func (c *Client) backoff(n int) time.Duration {
 	}
 	d = min(d, c.opts.MaxBackoff)
 	return d/2 + rand.N(d/2+1)
+}
+
+// setLast records why there is no connection, for the callers that wait.
+func (c *Client) setLast(err error) {
+	c.mu.Lock()
+	c.last = err
+	c.mu.Unlock()
+}
+
+// ended says that a connection ended, with cause if there is one.
+func ended(cause error) error {
+	if cause == nil {
+		return errors.New("the connection ended cleanly")
+	}
+	return fmt.Errorf("the connection ended: %w", cause)
 }
 
 // setState records s and tells OnState.

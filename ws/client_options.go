@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/peerwire/jsonrpc"
@@ -16,6 +17,20 @@ type ClientOptions struct {
 	// server calls, and its limits), the WebSocket options and, outside
 	// the browser, the upgrade request.
 	Dial DialOptions
+
+	// Prepare, if set, runs before every attempt, the first included, and
+	// may change the attempt's upgrade request (a.Header): send fresh
+	// credentials, signing in again when a server restart has forgotten
+	// the session, or refreshing a token that expired. It may refresh on
+	// every attempt, or only when a.Err says that the last one was
+	// refused with 401: the Client tries again once after a 401 when
+	// Prepare is set (see GiveUp). An error fails the attempt like a
+	// failed handshake: OnState reports it, MaxAttempts counts it, GiveUp
+	// is asked about it, and calls waiting for a connection name it.
+	// ctx ends after DialTimeout, which bounds Prepare, the handshake and
+	// OnConnect together, or when the Client closes
+	// (TestClientPrepareSignsInAgain).
+	Prepare func(ctx context.Context, a *Attempt) error
 
 	// OnConnect, if set, runs on every connection, the first and each
 	// reconnection, before calls flow on it: authenticate, re-subscribe,
@@ -50,14 +65,16 @@ type ClientOptions struct {
 	// error will come back however often the Client tries again; if it
 	// says so, the Client closes at once with an error wrapping ErrGaveUp
 	// and err, which its calls then return, OnState reports (Closed) and
-	// Err returns. Default: give up on a handshake refused with HTTP 401
-	// (Unauthorized), 403 (Forbidden) or 404 (Not Found): see StatusError
-	// (TestClientGivesUpOnWrongPath). To try again whatever the error:
-	// func(error) bool { return false }.
+	// Err returns. Default: give up on a handshake refused with HTTP 403
+	// (Forbidden) or 404 (Not Found), and on one refused with 401
+	// (Unauthorized) unless Prepare is set and the attempt before it was
+	// not refused with 401 too (Prepare has then had its chance to sign
+	// in again): see StatusError (TestClientGivesUpOnWrongPath). To try
+	// again whatever the error: func(error) bool { return false }.
 	GiveUp func(err error) bool
 
-	// DialTimeout bounds each attempt's handshake (and OnConnect).
-	// Default: 10 s.
+	// DialTimeout bounds each attempt: Prepare, the handshake and
+	// OnConnect together. Default: 10 s.
 	DialTimeout time.Duration
 }
 
@@ -98,21 +115,60 @@ var (
 	ErrGaveUp = errors.New("ws: client gave up connecting")
 )
 
+// An Attempt is one of a Client's attempts at a connection, as Prepare
+// sees it before the handshake.
+type Attempt struct {
+	// Header is the attempt's upgrade request header: a copy of the
+	// options' HTTPHeader, made for this attempt and never nil, that
+	// Prepare may change. In the browser, which makes the request itself,
+	// it must stay empty.
+	Header http.Header
+
+	// Failed counts the attempts that failed in a row just before this
+	// one: 0 for the first attempt, and for the first after a connection
+	// ended.
+	Failed int
+
+	// Err is why the attempt before this one failed (when Failed > 0),
+	// or why the last connection ended (nil for a clean end, and on the
+	// Client's first attempt). A 401 shows as a *StatusError with Code
+	// 401.
+	Err error
+}
+
+// failure returns why the attempt before a failed, or nil if none did.
+func (a Attempt) failure() error {
+	if a.Failed == 0 {
+		return nil
+	}
+	return a.Err
+}
+
 // giveUp reports whether the Client gives up after an attempt failed with
-// err.
-func (o *ClientOptions) giveUp(err error) bool {
+// err, the attempt before it having failed with prev (nil if it did not).
+func (o *ClientOptions) giveUp(err, prev error) bool {
+	if errors.Is(err, errBrowserHeader) {
+		return true // the same every time
+	}
 	if o.GiveUp != nil {
 		return o.GiveUp(err)
 	}
-	var se *StatusError
-	if !errors.As(err, &se) {
-		return false
-	}
-	switch se.Code {
-	case 401, 403, 404:
+	switch statusOf(err) {
+	case http.StatusForbidden, http.StatusNotFound:
 		return true
+	case http.StatusUnauthorized:
+		return o.Prepare == nil || statusOf(prev) == http.StatusUnauthorized
 	}
 	return false
+}
+
+// statusOf returns the status of the StatusError in err's chain, or 0.
+func statusOf(err error) int {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Code
+	}
+	return 0
 }
 
 // withDefaults returns o with its defaults filled in.

@@ -2,21 +2,9 @@
 
 package ws
 
-import (
-	"errors"
-	"net/http"
-)
-
-// errBrowserHeader is the error of an attempt that would send a header
-// from the browser, which makes the upgrade request itself.
-var errBrowserHeader = errors.New("ws: a browser makes the upgrade request itself: it cannot send HTTPHeader, nor what Prepare put in Attempt.Header")
-
-// header returns the header every attempt starts from.
-func (o *ClientOptions) header() http.Header { return o.Dial.HTTPHeader }
+import "net/http"
 
 // dialOptions returns the options of an attempt that sends h.
 func (o *ClientOptions) dialOptions(h http.Header) (DialOptions, error) {
-	d := o.Dial
-	d.HTTPHeader = h
-	return d, nil
+	return DialOptions{Peer: o.Peer, Conn: o.Conn, HTTPClient: o.HTTPClient, HTTPHeader: h}, nil
 }

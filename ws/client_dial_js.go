@@ -2,22 +2,13 @@
 
 package ws
 
-import (
-	"errors"
-	"net/http"
-)
+import "net/http"
 
-// errBrowserHeader is the error of an attempt that would send a header
-// from the browser, which makes the upgrade request itself.
-var errBrowserHeader = errors.New("ws: a browser makes the upgrade request itself: it cannot send HTTPHeader, nor what Prepare put in Attempt.Header")
-
-// header returns the header every attempt starts from: none.
-func (o *ClientOptions) header() http.Header { return nil }
-
-// dialOptions returns the options of an attempt, which sends no header.
+// dialOptions returns the options of an attempt, which sends no header
+// and makes no request of its own.
 func (o *ClientOptions) dialOptions(h http.Header) (DialOptions, error) {
-	if len(h) > 0 {
-		return DialOptions{}, errBrowserHeader
+	if len(h) > 0 || o.HTTPClient != nil {
+		return DialOptions{}, errBrowserHTTP
 	}
-	return o.Dial, nil
+	return DialOptions{Peer: o.Peer, Conn: o.Conn}, nil
 }

@@ -11,12 +11,29 @@ import (
 )
 
 // ClientOptions configure NewClient. The zero value dials with the defaults
-// and retries forever, from 100 ms to 10 s apart.
+// and retries, from 100 ms to 10 s apart, until Close or a refusal that
+// will not change (see GiveUp). Its first four fields are DialOptions'
+// (each connection's Peer, WebSocket and upgrade request), the rest the
+// Client's own.
+//
+//	ws.NewClient(url, ws.ClientOptions{Peer: jsonrpc.Options{Handler: mux}, OnConnect: login})
 type ClientOptions struct {
-	// Dial configures each connection: the Peer (its Handler, for what the
-	// server calls, and its limits), the WebSocket options and, outside
-	// the browser, the upgrade request.
-	Dial DialOptions
+	// Peer configures each connection's Peer: its Handler (for the
+	// methods the server calls back), limits and Logger. Default: a Peer
+	// that serves nothing.
+	Peer jsonrpc.Options
+
+	// Conn configures each WebSocket connection: message size,
+	// keepalive, compression. Default: the defaults of Options.
+	Conn Options
+
+	// HTTPClient makes the upgrade requests. Default: http.DefaultClient.
+	// In the browser, which makes them itself, it must be nil.
+	HTTPClient *http.Client
+
+	// HTTPHeader is added to every upgrade request; Prepare may change it
+	// for one attempt. Default: none. In the browser it must be empty.
+	HTTPHeader http.Header
 
 	// Prepare, if set, runs before every attempt, the first included, and
 	// may change the attempt's upgrade request (a.Header): send fresh
@@ -115,6 +132,10 @@ var (
 	ErrGaveUp = errors.New("ws: client gave up connecting")
 )
 
+// errBrowserHTTP is the error of a Client in the browser, which makes the
+// upgrade request itself, configured to make it otherwise.
+var errBrowserHTTP = errors.New("ws: a browser makes the upgrade request itself: it takes no HTTPClient, and sends no HTTPHeader, nor what Prepare put in Attempt.Header")
+
 // An Attempt is one of a Client's attempts at a connection, as Prepare
 // sees it before the handshake.
 type Attempt struct {
@@ -147,7 +168,7 @@ func (a Attempt) failure() error {
 // giveUp reports whether the Client gives up after an attempt failed with
 // err, the attempt before it having failed with prev (nil if it did not).
 func (o *ClientOptions) giveUp(err, prev error) bool {
-	if errors.Is(err, errBrowserHeader) {
+	if errors.Is(err, errBrowserHTTP) {
 		return true // the same every time
 	}
 	if o.GiveUp != nil {

@@ -11,20 +11,26 @@ import (
 	"github.com/peerwire/jsonrpc"
 )
 
-// DialOptions configure Dial. The zero value dials with the defaults.
+// DialOptions configure Dial, with one plainly named field per thing
+// configured: the Peer, its connection, the upgrade request. The zero value
+// dials with the defaults. ClientOptions has the same fields, and Server
+// the first two.
+//
+//	ws.Dial(ctx, url, ws.DialOptions{Peer: jsonrpc.Options{Handler: mux}})
 type DialOptions struct {
 	// Peer configures the Peer: its Handler (for the methods the server
-	// calls back), limits and Logger.
+	// calls back), limits and Logger. Default: a Peer that serves nothing.
 	Peer jsonrpc.Options
 
-	// Options configure the WebSocket connection.
-	Options
+	// Conn configures the WebSocket connection: message size, keepalive,
+	// compression. Default: the defaults of Options.
+	Conn Options
 
 	// HTTPClient makes the upgrade request. Default: http.DefaultClient.
 	HTTPClient *http.Client
 
 	// HTTPHeader is added to the upgrade request (an Origin or an
-	// Authorization header, say).
+	// Authorization header, say). Default: none.
 	HTTPHeader http.Header
 }
 
@@ -50,7 +56,7 @@ func dial(ctx context.Context, url string, o DialOptions) (*jsonrpc.Peer, *Conn,
 	hc := *client
 	hc.Transport = rt
 	do := &websocket.DialOptions{HTTPClient: &hc, HTTPHeader: o.HTTPHeader}
-	if o.Compression {
+	if o.Conn.Compression {
 		do.CompressionMode = websocket.CompressionNoContextTakeover
 	}
 	conn := new(Conn)
@@ -62,7 +68,7 @@ func dial(ctx context.Context, url string, o DialOptions) (*jsonrpc.Peer, *Conn,
 		}
 		return nil, nil, err
 	}
-	conn.init(c, rt.conn, &o.Options)
+	conn.init(c, rt.conn, &o.Conn)
 	return jsonrpc.NewPeer(conn, o.Peer), conn, nil
 }
 

@@ -108,7 +108,7 @@ func TestClientGivesUpOnWrongPath(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hc := wrongPath(t)
 		var log stateLog
-		c := ws.NewClient("ws://mem/wrong", ws.ClientOptions{Dial: ws.DialOptions{HTTPClient: hc}, OnState: log.on})
+		c := ws.NewClient("ws://mem/wrong", ws.ClientOptions{HTTPClient: hc, OnState: log.on})
 		defer c.Close()
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		defer cancel()
@@ -150,7 +150,7 @@ func TestClientCallNamesLastFailure(t *testing.T) {
 			{"/busy", http.StatusServiceUnavailable, nil},
 			{"/wrong", http.StatusNotFound, func(error) bool { return false }},
 		} {
-			c := ws.NewClient("ws://mem"+tc.path, ws.ClientOptions{Dial: ws.DialOptions{HTTPClient: hc}, GiveUp: tc.giveUp})
+			c := ws.NewClient("ws://mem"+tc.path, ws.ClientOptions{HTTPClient: hc, GiveUp: tc.giveUp})
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 			err := c.Call(ctx, "echo", nil, nil)
 			cancel()

@@ -90,7 +90,7 @@ func TestClientPrepareSignsInAgain(t *testing.T) {
 			attempts []string // what each Prepare saw, in order
 		)
 		c := ws.NewClient("ws://mem/rpc", ws.ClientOptions{
-			Dial: ws.DialOptions{HTTPClient: hc},
+			HTTPClient: hc,
 			// Signs in only when it has no token or the last one was refused.
 			Prepare: func(ctx context.Context, a *ws.Attempt) error {
 				if _, ok := ctx.Deadline(); !ok {
@@ -144,9 +144,9 @@ func TestClientPrepareErrorIsFailedAttempt(t *testing.T) {
 		errSignIn := errors.New("sign-in server down")
 		var log stateLog
 		c := ws.NewClient("ws://mem/rpc", ws.ClientOptions{
-			Dial:    ws.DialOptions{HTTPClient: hc},
-			OnState: log.on,
-			Prepare: func(context.Context, *ws.Attempt) error { return errSignIn },
+			HTTPClient: hc,
+			OnState:    log.on,
+			Prepare:    func(context.Context, *ws.Attempt) error { return errSignIn },
 		})
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		err := c.Call(ctx, "echo", nil, nil)
@@ -161,7 +161,7 @@ func TestClientPrepareErrorIsFailedAttempt(t *testing.T) {
 
 		start := time.Now()
 		c = ws.NewClient("ws://mem/rpc", ws.ClientOptions{
-			Dial:        ws.DialOptions{HTTPClient: hc},
+			HTTPClient:  hc,
 			DialTimeout: 3 * time.Second,
 			MaxAttempts: 2,
 			Prepare: func(ctx context.Context, _ *ws.Attempt) error {
@@ -179,7 +179,7 @@ func TestClientPrepareErrorIsFailedAttempt(t *testing.T) {
 
 		calls := 0
 		c = ws.NewClient("ws://mem/rpc", ws.ClientOptions{
-			Dial: ws.DialOptions{HTTPClient: hc},
+			HTTPClient: hc,
 			Prepare: func(_ context.Context, a *ws.Attempt) error {
 				calls++
 				a.Header.Set("Authorization", "not a token")

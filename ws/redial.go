@@ -112,7 +112,7 @@ func (c *Client) connect(ctx context.Context, prev Attempt) (*jsonrpc.Peer, *Con
 	dctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
 	defer cancel()
 	a := prev
-	a.Header = c.opts.header().Clone()
+	a.Header = c.opts.HTTPHeader.Clone()
 	if a.Header == nil {
 		a.Header = make(http.Header)
 	}

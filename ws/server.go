@@ -36,8 +36,9 @@ type Server struct {
 	// transport of this module.
 	Peer jsonrpc.Options
 
-	// Options configure each WebSocket connection.
-	Options
+	// Conn configures each WebSocket connection: message size, keepalive,
+	// compression. Default: the defaults of Options.
+	Conn Options
 
 	// BaseContext returns the context whose values a connection's handlers
 	// see. Default: the upgrade request's context, so that what HTTP
@@ -133,7 +134,7 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return nil, err
 	}
-	o := s.Options.withDefaults()
+	o := s.Conn.withDefaults()
 	// The origin was checked above, by the rule httprpc shares.
 	ao := &websocket.AcceptOptions{InsecureSkipVerify: true}
 	if o.Compression {

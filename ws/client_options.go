@@ -28,11 +28,13 @@ type ClientOptions struct {
 	Conn Options
 
 	// HTTPClient makes the upgrade requests. Default: http.DefaultClient.
-	// In the browser, which makes them itself, it must be nil.
+	// In the browser, which makes them itself, it must be nil (else the
+	// Client gives up at its first attempt).
 	HTTPClient *http.Client
 
 	// HTTPHeader is added to every upgrade request; Prepare may change it
-	// for one attempt. Default: none. In the browser it must be empty.
+	// for one attempt. Default: none. In the browser it must be empty, as
+	// HTTPClient must be nil.
 	HTTPHeader http.Header
 
 	// Prepare, if set, runs before every attempt, the first included, and
@@ -51,12 +53,15 @@ type ClientOptions struct {
 
 	// OnConnect, if set, runs on every connection, the first and each
 	// reconnection, before calls flow on it: authenticate, re-subscribe,
-	// fetch what was missed. An error drops that connection and counts as
-	// a failed attempt. ctx ends when the Client closes.
+	// fetch what was missed; the Peer options' own OnConnect has run
+	// before it. An error drops that connection and counts as a failed
+	// attempt. ctx ends after DialTimeout (see there), or when
+	// the Client closes.
 	OnConnect func(ctx context.Context, p *jsonrpc.Peer) error
 
 	// OnState, if set, is told of every change of state, with the error
-	// that caused it, or nil: the failed dial, or the connection's end as
+	// that caused it, or nil: the failed attempt (a *StatusError, an
+	// error of Prepare or OnConnect), or the connection's end as
 	// its transport saw it (nil for a clean close; the failed read or
 	// write; the keepalive's finding, wrapping ErrKeepalive; or an error
 	// saying that this side closed it, when its Peer ended for a reason
@@ -71,8 +76,8 @@ type ClientOptions struct {
 	// Defaults: 100 ms and 10 s.
 	MinBackoff, MaxBackoff time.Duration
 
-	// MaxAttempts bounds the failed attempts in a row (a failed dial, or
-	// an OnConnect that failed): after exactly MaxAttempts of them the
+	// MaxAttempts bounds the failed attempts in a row (a failed
+	// handshake, or a Prepare or OnConnect that failed): after exactly MaxAttempts of them the
 	// Client closes with an error wrapping ErrGaveUp that counts them. A
 	// connection made starts the count again, so after a drop the Client
 	// makes MaxAttempts attempts more. Default: no bound.
@@ -105,6 +110,8 @@ const (
 	Closed                    // Close was called, or the Client gave up (see Err)
 )
 
+// String returns the state's name: "connecting", "connected",
+// "reconnecting" or "closed".
 func (s State) String() string {
 	switch s {
 	case Connecting:

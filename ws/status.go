@@ -26,6 +26,8 @@ type StatusError struct {
 	Body []byte
 }
 
+// Error gives the status, the start of the body, and what to do about
+// the status where one thing usually is.
 func (e *StatusError) Error() string {
 	body := e.Body
 	if len(body) > maxQuoted {

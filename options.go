@@ -31,8 +31,9 @@ type Options struct {
 	// from: they carry its values (the authenticated user that HTTP
 	// middleware put in a request's context, say), but not its deadline
 	// or cancellation; they end with the connection. Default:
-	// context.Background(). ws.Server sets it to each upgrade request's
-	// context.
+	// context.Background(). ws.Server lays each upgrade request's context
+	// over it: its handlers see the request's values, and this context's
+	// for keys the request has none for.
 	BaseContext context.Context
 
 	// Logger receives what the Peer cannot report to a caller: dropped

@@ -102,7 +102,7 @@ func simWSPair(ping time.Duration, caps [2]int) (*simCarrier, error) {
 		}
 	}
 	wo := wos[0]
-	srv := &ws.Server{Options: wos[1]}
+	srv := &ws.Server{Conn: wos[1]}
 	accepted := make(chan *ws.Conn, 1)
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := srv.Accept(w, r)

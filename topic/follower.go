@@ -26,7 +26,7 @@ import (
 //	f := &topic.Follower{OnMessage: apply, OnReset: refetch}
 //	mux := jsonrpc.NewMux()
 //	f.Register(mux)
-//	c := ws.NewClient(url, ws.ClientOptions{Dial: ws.DialOptions{Peer: jsonrpc.Options{Handler: mux}}, OnConnect: f.Resubscribe})
+//	c := ws.NewClient(url, ws.ClientOptions{Peer: jsonrpc.Options{Handler: mux}, OnConnect: f.Resubscribe})
 //	p, err := c.Peer(ctx)
 //	err = f.Subscribe(ctx, p, "board")
 //

@@ -76,7 +76,7 @@ func follow(t testing.TB, s *wsSite, rec *recorder) (*ws.Client, *topic.Follower
 	mux := jsonrpc.NewMux()
 	f.Register(mux)
 	c := ws.NewClient(s.url, ws.ClientOptions{
-		Dial:       ws.DialOptions{Peer: jsonrpc.Options{Handler: mux}},
+		Peer:       jsonrpc.Options{Handler: mux},
 		OnConnect:  f.Resubscribe,
 		MinBackoff: 5 * time.Millisecond,
 		MaxBackoff: 20 * time.Millisecond,
@@ -215,7 +215,7 @@ func TestFollowerRecoversAfterSlowConsumerDrop(t *testing.T) {
 	mux := jsonrpc.NewMux()
 	f.Register(mux)
 	c := ws.NewClient(s.url, ws.ClientOptions{
-		Dial:       ws.DialOptions{Peer: jsonrpc.Options{Handler: mux, MaxQueuedBytes: 64 << 10}},
+		Peer:       jsonrpc.Options{Handler: mux, MaxQueuedBytes: 64 << 10},
 		OnConnect:  f.Resubscribe,
 		MinBackoff: 5 * time.Millisecond,
 		MaxBackoff: 20 * time.Millisecond,

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
-	"time"
 
 	"github.com/peerwire/jsonrpc"
 )
@@ -20,7 +20,14 @@ import (
 //   - A call made while the Client is (re)connecting waits for the next
 //     connection, within its ctx; so does a call that the connection
 //     ended under before it was written (the old Peer draining its
-//     handlers after the server closed, say).
+//     handlers after the server closed, say). If ctx ends first, the
+//     call's error wraps both ctx's error and why there is no connection:
+//     the last attempt's failure, a *StatusError say
+//     (TestClientCallNamesLastFailure).
+//   - An attempt that the server refuses in a way that will not change (a
+//     wrong path, 404; credentials refused, 401 or 403) ends the Client
+//     at once, with that error (see ClientOptions.GiveUp): its calls
+//     return it, and so does Err.
 //   - A call in flight when the connection drops ends exactly once: Call
 //     returns an error wrapping ErrDropped (the server may or may not have
 //     run it), and CallIdempotent sends it again on the next connection
@@ -47,89 +54,12 @@ type Client struct {
 	state      State
 	reconnects int
 	closeErr   error // why the Client closed
+	last       error // why the last attempt failed, or the last connection ended
 
 	ctx    context.Context // the dialer's; Close cancels it
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the dialer has stopped
 }
-
-// ClientOptions configure NewClient. The zero value dials with the defaults
-// and retries forever, from 100 ms to 10 s apart.
-type ClientOptions struct {
-	// Dial configures each connection: the Peer (its Handler, for what the
-	// server calls, and its limits), the WebSocket options and, outside
-	// the browser, the upgrade request.
-	Dial DialOptions
-
-	// OnConnect, if set, runs on every connection, the first and each
-	// reconnection, before calls flow on it: authenticate, re-subscribe,
-	// fetch what was missed. An error drops that connection and counts as
-	// a failed attempt. ctx ends when the Client closes.
-	OnConnect func(ctx context.Context, p *jsonrpc.Peer) error
-
-	// OnState, if set, is told of every change of state, with the error
-	// that caused it, or nil: the failed dial, or the connection's end as
-	// its transport saw it (nil for a clean close; the failed read or
-	// write; the keepalive's finding, wrapping ErrKeepalive; or an error
-	// saying that this side closed it, when its Peer ended for a reason
-	// of its own). It runs on the Client's dialing goroutine: it must not
-	// block.
-	OnState func(s State, cause error)
-
-	// MinBackoff and MaxBackoff bound the wait between attempts: it starts
-	// at MinBackoff and doubles after each failed attempt up to
-	// MaxBackoff, each wait drawn at random from its upper half (jitter,
-	// so that clients dropped together do not come back together).
-	// Defaults: 100 ms and 10 s.
-	MinBackoff, MaxBackoff time.Duration
-
-	// MaxAttempts bounds the failed attempts in a row (a failed dial, or
-	// an OnConnect that failed): after exactly MaxAttempts of them the
-	// Client closes with an error wrapping ErrGaveUp that counts them. A
-	// connection made starts the count again, so after a drop the Client
-	// makes MaxAttempts attempts more. Default: no bound.
-	MaxAttempts int
-
-	// DialTimeout bounds each attempt's handshake (and OnConnect).
-	// Default: 10 s.
-	DialTimeout time.Duration
-}
-
-// State is a Client's connection state.
-type State int
-
-const (
-	Connecting   State = iota // dialing for the first time
-	Connected                 // calls flow
-	Reconnecting              // the connection ended; dialing again
-	Closed                    // Close was called, or MaxAttempts reached
-)
-
-func (s State) String() string {
-	switch s {
-	case Connecting:
-		return "connecting"
-	case Connected:
-		return "connected"
-	case Reconnecting:
-		return "reconnecting"
-	case Closed:
-		return "closed"
-	}
-	return fmt.Sprintf("State(%d)", int(s))
-}
-
-// Errors of a Client.
-var (
-	// ErrDropped is wrapped by the error of a Call that was in flight when
-	// its connection dropped: the server may or may not have run it.
-	ErrDropped = errors.New("ws: connection dropped while the call was in flight")
-	// ErrClientClosed is returned by a Client's calls once it is closed.
-	ErrClientClosed = errors.New("ws: client closed")
-	// ErrGaveUp is wrapped by a Client's close error when MaxAttempts
-	// consecutive attempts failed.
-	ErrGaveUp = errors.New("ws: gave up reconnecting")
-)
 
 // NewClient returns a Client of the server at url (ws:// or wss://),
 // configured by opts (optional: at most one). It returns at once and dials
@@ -147,19 +77,9 @@ func NewClient(url string, opts ...ClientOptions) *Client {
 	default:
 		panic("ws: more than one ClientOptions")
 	}
-	if o.MinBackoff <= 0 {
-		o.MinBackoff = 100 * time.Millisecond
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = 10 * time.Second
-	}
-	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
-	if o.DialTimeout <= 0 {
-		o.DialTimeout = 10 * time.Second
-	}
 	c := &Client{
 		url:   url,
-		opts:  o,
+		opts:  o.withDefaults(),
 		ready: make(chan struct{}),
 		done:  make(chan struct{}),
 	}
@@ -253,9 +173,21 @@ func (c *Client) current(ctx context.Context) (*jsonrpc.Peer, *Conn, error) {
 		select {
 		case <-ready:
 		case <-ctx.Done():
-			return nil, nil, ctx.Err()
+			return nil, nil, c.waitErr(ctx)
 		}
 	}
+}
+
+// waitErr is the error of a caller whose ctx ended while it waited for a
+// connection: ctx's error, and why there is no connection, both wrapped.
+func (c *Client) waitErr(ctx context.Context) error {
+	c.mu.Lock()
+	last := c.last
+	c.mu.Unlock()
+	if last == nil {
+		return fmt.Errorf("ws: no connection to %s yet (the first attempt is under way): %w", redact(c.url), ctx.Err())
+	}
+	return fmt.Errorf("ws: no connection to %s: %w, after %w", redact(c.url), ctx.Err(), last)
 }
 
 // forget stops handing out p, whose connection has ended. Whoever sees the
@@ -303,3 +235,27 @@ func (c *Client) Close() error {
 
 // Done is closed once the Client has closed, by Close or by giving up.
 func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err returns why the Client closed, once Done is closed: ErrClientClosed
+// after Close, or an error wrapping ErrGaveUp and the last attempt's error
+// (a *StatusError, say) when it gave up. It returns nil while the Client
+// runs.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != Closed {
+		return nil
+	}
+	return c.closeErr
+}
+
+// redact returns u without what may be a secret (credentials, the query)
+// for an error message; "the server" if u does not parse.
+func redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "the server"
+	}
+	p.User, p.RawQuery, p.Fragment = nil, "", ""
+	return p.String()
+}

@@ -254,7 +254,7 @@ func TestClientMaxAttemptsCountsAfterDrop(t *testing.T) {
 		})
 	})
 	c := ws.NewClient(ts.url, ws.ClientOptions{
-		Dial:        ws.DialOptions{HTTPClient: ts.hs.Client()},
+		HTTPClient:  ts.hs.Client(),
 		MinBackoff:  time.Millisecond,
 		MaxBackoff:  5 * time.Millisecond,
 		MaxAttempts: 3,
@@ -349,7 +349,8 @@ func TestClientRedialsWhileOldHandlerRuns(t *testing.T) {
 	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}}, nil)
 	prompt := newStuckPrompt()
 	c := ws.NewClient(ts.url, ws.ClientOptions{
-		Dial:       ws.DialOptions{HTTPClient: ts.hs.Client(), Peer: jsonrpc.Options{Handler: prompt.mux()}},
+		HTTPClient: ts.hs.Client(),
+		Peer:       jsonrpc.Options{Handler: prompt.mux()},
 		MinBackoff: time.Millisecond,
 		MaxBackoff: 10 * time.Millisecond,
 	})
@@ -380,7 +381,8 @@ func TestClientCallDuringDrainWaitsForNextConnection(t *testing.T) {
 	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}}, nil)
 	prompt := newStuckPrompt()
 	c := ws.NewClient(ts.url, ws.ClientOptions{
-		Dial:       ws.DialOptions{HTTPClient: ts.hs.Client(), Peer: jsonrpc.Options{Handler: prompt.mux()}},
+		HTTPClient: ts.hs.Client(),
+		Peer:       jsonrpc.Options{Handler: prompt.mux()},
 		MinBackoff: time.Millisecond,
 		MaxBackoff: 10 * time.Millisecond,
 	})

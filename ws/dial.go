@@ -11,27 +11,34 @@ import (
 	"github.com/peerwire/jsonrpc"
 )
 
-// DialOptions configure Dial. The zero value dials with the defaults.
+// DialOptions configure Dial, with one plainly named field per thing
+// configured: the Peer, its connection, the upgrade request. The zero value
+// dials with the defaults. ClientOptions has the same fields, and Server
+// the first two.
+//
+//	ws.Dial(ctx, url, ws.DialOptions{Peer: jsonrpc.Options{Handler: mux}})
 type DialOptions struct {
 	// Peer configures the Peer: its Handler (for the methods the server
-	// calls back), limits and Logger.
+	// calls back), limits and Logger. Default: a Peer that serves nothing.
 	Peer jsonrpc.Options
 
-	// Options configure the WebSocket connection.
-	Options
+	// Conn configures the WebSocket connection: message size, keepalive,
+	// compression. Default: the defaults of Options.
+	Conn Options
 
 	// HTTPClient makes the upgrade request. Default: http.DefaultClient.
 	HTTPClient *http.Client
 
 	// HTTPHeader is added to the upgrade request (an Origin or an
-	// Authorization header, say).
+	// Authorization header, say). Default: none.
 	HTTPHeader http.Header
 }
 
 // Dial connects to the WebSocket JSON-RPC server at url (ws:// or wss://)
 // and returns a Peer on the connection, configured by opts (optional: at
 // most one). ctx bounds the handshake only; the connection lives until
-// Close.
+// Close. A handshake that the server refuses with an HTTP status fails with
+// a *StatusError (TestDialWrongPathIsStatusError).
 //
 //	peer, err := ws.Dial(ctx, "ws://127.0.0.1:8080/rpc")
 func Dial(ctx context.Context, url string, opts ...DialOptions) (*jsonrpc.Peer, error) {
@@ -49,16 +56,19 @@ func dial(ctx context.Context, url string, o DialOptions) (*jsonrpc.Peer, *Conn,
 	hc := *client
 	hc.Transport = rt
 	do := &websocket.DialOptions{HTTPClient: &hc, HTTPHeader: o.HTTPHeader}
-	if o.Compression {
+	if o.Conn.Compression {
 		do.CompressionMode = websocket.CompressionNoContextTakeover
 	}
 	conn := new(Conn)
 	conn.listen(&do.OnPingReceived, &do.OnPongReceived)
-	c, _, err := websocket.Dial(ctx, url, do)
+	c, resp, err := websocket.Dial(ctx, url, do)
 	if err != nil {
+		if se := statusError(resp); se != nil {
+			return nil, nil, se
+		}
 		return nil, nil, err
 	}
-	conn.init(c, rt.conn, &o.Options)
+	conn.init(c, rt.conn, &o.Conn)
 	return jsonrpc.NewPeer(conn, o.Peer), conn, nil
 }
 

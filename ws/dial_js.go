@@ -10,13 +10,15 @@ import (
 )
 
 // DialOptions configure Dial. In the browser, the browser makes the upgrade
-// request, so only the Peer's and the connection's Options apply.
+// request, so only the Peer's and the connection's options apply.
 type DialOptions struct {
-	// Peer configures the Peer: its Handler, limits and Logger.
+	// Peer configures the Peer: its Handler, limits and Logger. Default: a
+	// Peer that serves nothing.
 	Peer jsonrpc.Options
 
-	// Options configure the WebSocket connection.
-	Options
+	// Conn configures the WebSocket connection. Default: the defaults of
+	// Options.
+	Conn Options
 }
 
 // Dial connects to the WebSocket JSON-RPC server at url (ws:// or wss://)
@@ -29,11 +31,11 @@ func Dial(ctx context.Context, url string, opts ...DialOptions) (*jsonrpc.Peer, 
 
 // dial is Dial, which also returns the Peer's Conn.
 func dial(ctx context.Context, url string, o DialOptions) (*jsonrpc.Peer, *Conn, error) {
-	o.PingInterval = -1 // browsers answer pings; they cannot send them
+	o.Conn.PingInterval = -1 // browsers answer pings; they cannot send them
 	c, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	conn := NewConn(c, o.Options)
+	conn := NewConn(c, o.Conn)
 	return jsonrpc.NewPeer(conn, o.Peer), conn, nil
 }

@@ -17,16 +17,31 @@
 //	peer, err := ws.Dial(ctx, url, ws.DialOptions{Peer: jsonrpc.Options{Handler: clientMux}})
 //
 // Dial also builds for the browser (GOOS=js GOARCH=wasm), where it uses the
-// browser's WebSocket.
+// browser's WebSocket. A handshake that the server refuses with an HTTP
+// status fails with a *StatusError: its code, and the start of its body.
 //
 // A client that should outlive its connection uses a Client, which dials
-// again with backoff whenever the connection ends, runs OnConnect on every
-// connection (to authenticate and re-subscribe), and says per call what
-// happens to a call in flight at a drop (see Client):
+// again with backoff whenever the connection ends, runs Prepare before
+// every attempt (to put fresh credentials in the upgrade request) and
+// OnConnect on every connection (to authenticate and re-subscribe), and
+// says per call what happens to a call in flight at a drop (see Client). It
+// gives up on a refusal that will not change (a wrong path, credentials
+// refused), and its calls then return that error:
 //
-//	c := ws.NewClient(url, ws.ClientOptions{OnConnect: resubscribe})
+//	c := ws.NewClient(url, ws.ClientOptions{
+//		Peer:      jsonrpc.Options{Handler: clientMux},
+//		Prepare:   signIn,      // sets a.Header's Authorization
+//		OnConnect: resubscribe,
+//	})
 //	defer c.Close()
 //	err := c.CallIdempotent(ctx, "board.list", nil, &notes)
+//
+// Every one of Server, DialOptions and ClientOptions names what it
+// configures the same way: Peer (the jsonrpc.Options of each connection's
+// Peer), Conn (the Options of its WebSocket) and, for a client, HTTPClient
+// and HTTPHeader (its upgrade request). The Peer options' OnConnect and
+// BaseContext apply on a Server as on any transport: the hook runs before
+// Server.OnConnect, and the base lies beneath the request's context.
 //
 // What this package guarantees: a binary message closes the connection with
 // status 1008 (policy violation); a text message that is not valid UTF-8

@@ -23,7 +23,7 @@ var quickPings = ws.Options{PingInterval: 100 * time.Millisecond, PingTimeout: 1
 // (coder/websocket answers them only from inside Read), so the server's
 // Peer ends with a cause wrapping ErrKeepalive.
 func TestKeepaliveServer(t *testing.T) {
-	ts := startServer(t, &ws.Server{Options: quickPings}, nil)
+	ts := startServer(t, &ws.Server{Conn: quickPings}, nil)
 	start := time.Now()
 	ts.rawDial(t, nil) // nobody ever calls Read on it
 	server := ts.nextPeer(t)
@@ -60,7 +60,7 @@ func TestKeepaliveClient(t *testing.T) {
 	})
 
 	url := "ws" + strings.TrimPrefix(hs.URL, "http")
-	p, err := ws.Dial(testCtx(t, wait), url, ws.DialOptions{Options: quickPings, HTTPClient: hs.Client()})
+	p, err := ws.Dial(testCtx(t, wait), url, ws.DialOptions{Conn: quickPings, HTTPClient: hs.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +85,8 @@ func TestKeepaliveClient(t *testing.T) {
 // TestKeepaliveHealthy: pings answered by a reading peer keep an idle
 // connection alive across many intervals.
 func TestKeepaliveHealthy(t *testing.T) {
-	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, Options: quickPings}, nil)
-	client := ts.dial(t, nil, &ws.DialOptions{Options: quickPings})
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, Conn: quickPings}, nil)
+	client := ts.dial(t, nil, &ws.DialOptions{Conn: quickPings})
 	server := ts.nextPeer(t)
 	select {
 	case <-server.Done():

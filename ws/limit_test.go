@@ -33,7 +33,7 @@ func echoOfSize(t testing.TB, id, n int) string {
 // TestMaxMessageSize: with a 1024-byte cap, a 1024-byte message is served
 // and a 1025-byte one closes the connection with status 1009.
 func TestMaxMessageSize(t *testing.T) {
-	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, Options: ws.Options{MaxMessageSize: 1024}}, nil)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, Conn: ws.Options{MaxMessageSize: 1024}}, nil)
 	c := ts.rawDial(t, nil)
 	server := ts.nextPeer(t)
 
@@ -78,7 +78,7 @@ func TestMaxMessageSize(t *testing.T) {
 // the 2 MiB one plus 1 MiB.
 func TestOversizedMessageMemory(t *testing.T) {
 	const limit = 1 << 20
-	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, Options: ws.Options{MaxMessageSize: limit}}, nil)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, Conn: ws.Options{MaxMessageSize: limit}}, nil)
 	chunk := []byte(strings.Repeat("y", 32<<10))
 	var cost [2]uint64
 	for i, size := range []int{2 << 20, 16 << 20} {
@@ -143,7 +143,7 @@ func TestHugeFrameHeader(t *testing.T) {
 		limit = 1 << 20
 		junk  = limit + 4<<20 // beyond the limit, and more than the socket buffers hold
 	)
-	ts := startServer(t, &ws.Server{Options: ws.Options{MaxMessageSize: limit}}, nil)
+	ts := startServer(t, &ws.Server{Conn: ws.Options{MaxMessageSize: limit}}, nil)
 	chunk := make([]byte, 64<<10)
 	for try := range 5 {
 		c := dialRawWS(t, ts)
@@ -217,7 +217,7 @@ func TestRefusalCloseFrameNotLost(t *testing.T) {
 		pushed <- struct{}{} // written, as far as the server's socket goes
 		return nil, err
 	})
-	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: mux}, Options: ws.Options{MaxMessageSize: limit}}, nil)
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: mux}, Conn: ws.Options{MaxMessageSize: limit}}, nil)
 	for try := range 3 {
 		c := dialRawWS(t, ts)
 		server := ts.nextPeer(t)

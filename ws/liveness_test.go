@@ -207,7 +207,7 @@ func TestWritingToServerThatPushesBack(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				pb := newPushBack()
 				ms := startMemServer(t, &ws.Server{Peer: withHandler(&pushBackOptions, pb.mux)})
-				client, server := ms.dial(t, ws.DialOptions{Options: opts})
+				client, server := ms.dial(t, ws.DialOptions{Conn: opts})
 				const n = 100 // 800 KiB, beyond the 2 x 256 KiB of buffers
 				holdsThrough(t, client, server, pb, n, sendChanges(t, client, n))
 			})

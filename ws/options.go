@@ -14,9 +14,9 @@ const (
 	DefaultPingTimeout    = 15 * time.Second
 )
 
-// Options configure a WebSocket connection: the constructors take at most
-// one Options value, and the zero value (or none) gives the defaults each
-// field documents. As in jsonrpc.Options, zero means the default and a
+// Options configure a WebSocket connection: the Conn field of Server,
+// DialOptions and ClientOptions, and NewConn's (at most one) argument. The
+// zero value (or none) gives the defaults each field documents. As in jsonrpc.Options, zero means the default and a
 // negative value turns a limit off (a negative PingInterval turns keepalive
 // off).
 type Options struct {

@@ -134,8 +134,8 @@ func TestBatchOverWebSocket(t *testing.T) {
 
 // TestCompression echoes 100 KiB with permessage-deflate on both sides.
 func TestCompression(t *testing.T) {
-	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, Options: ws.Options{Compression: true}}, nil)
-	client := ts.dial(t, nil, &ws.DialOptions{Options: ws.Options{Compression: true}})
+	ts := startServer(t, &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}, Conn: ws.Options{Compression: true}}, nil)
+	client := ts.dial(t, nil, &ws.DialOptions{Conn: ws.Options{Compression: true}})
 
 	big := strings.Repeat("compress me, ", 100<<10/13+1)[:100<<10]
 	var got []string

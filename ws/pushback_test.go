@@ -32,7 +32,7 @@ func unreadConn(t *testing.T, opts ws.Options) (*ws.Conn, *websocket.Conn) {
 	conns := make(chan *ws.Conn, 1)
 	var handlers handlerWG
 	release := make(chan struct{})
-	srv := &ws.Server{Options: opts}
+	srv := &ws.Server{Conn: opts}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		handlers.Add(1)
 		defer handlers.Done()

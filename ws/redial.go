@@ -2,8 +2,10 @@ package ws
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/peerwire/jsonrpc"
@@ -11,11 +13,11 @@ import (
 
 // The Client's dialer: one goroutine per Client (run), which dials, holds
 // the connection until it ends, and dials again after a backoff, until
-// Close. What waits on what: run waits for a dial (bounded by DialTimeout),
-// for OnConnect (likewise), for the connection's end, or for a backoff
-// timer, and each of these also ends when Close cancels its ctx; closing a
-// Peer waits for its read loop (at most a close handshake, 1 s), never for
-// its handlers. Callers wait for run to publish a connection
+// Close. What waits on what: run waits for Prepare, a dial and OnConnect
+// (bounded together by DialTimeout), for the connection's end, or for a
+// backoff timer, and each of these also ends when Close cancels its ctx;
+// closing a Peer waits for its read loop (at most a close handshake, 1 s),
+// never for its handlers. Callers wait for run to publish a connection
 // (Client.ready), for their own ctx, or for the Client to close. run never
 // waits for a caller, nor for a handler.
 
@@ -23,11 +25,11 @@ import (
 // ends, and dials again, until Close.
 func (c *Client) run() {
 	defer close(c.done)
-	ctx := c.ctx // ended by Close
-	failed := 0
+	ctx := c.ctx     // ended by Close
+	var prev Attempt // what the next attempt's Prepare is told
 	first := true
 	for {
-		p, conn, err := c.connect(ctx)
+		p, conn, err := c.connect(ctx, prev)
 		if ctx.Err() != nil {
 			if p != nil {
 				p.Close()
@@ -36,11 +38,17 @@ func (c *Client) run() {
 			return
 		}
 		if err != nil {
-			failed++
-			if c.opts.MaxAttempts > 0 && failed >= c.opts.MaxAttempts {
+			c.setLast(fmt.Errorf("the last attempt failed: %w", err))
+			failed := prev.Failed + 1
+			switch {
+			case c.opts.giveUp(err, prev.failure()):
+				c.finish(fmt.Errorf("%w: %w", ErrGaveUp, err))
+				return
+			case c.opts.MaxAttempts > 0 && failed >= c.opts.MaxAttempts:
 				c.finish(fmt.Errorf("%w after %d attempts: %w", ErrGaveUp, failed, err))
 				return
 			}
+			prev = Attempt{Failed: failed, Err: err}
 			c.setState(c.retryState(first), err)
 			if !sleep(ctx, c.backoff(failed)) {
 				c.finish(ErrClientClosed)
@@ -48,12 +56,11 @@ func (c *Client) run() {
 			}
 			continue
 		}
-		failed = 0
 		c.mu.Lock()
 		if !first {
 			c.reconnects++
 		}
-		c.peer, c.conn = p, conn
+		c.peer, c.conn, c.last = p, conn, nil
 		c.state = Connected // before any call can take p
 		close(c.ready)
 		c.mu.Unlock()
@@ -78,11 +85,13 @@ func (c *Client) run() {
 			c.finish(ErrClientClosed)
 			return
 		}
-		c.setState(Reconnecting, conn.endCause())
+		cause := conn.endCause()
+		c.setLast(ended(cause))
+		c.setState(Reconnecting, cause)
 		// A drop is no failed attempt: MaxAttempts counts the attempts
 		// that fail from here. The first redial still waits a backoff
 		// (MinBackoff's), since the server may be restarting.
-		failed = 0
+		prev = Attempt{Err: cause}
 		if !sleep(ctx, c.backoff(1)) {
 			c.finish(ErrClientClosed)
 			return
@@ -97,11 +106,26 @@ func (c *Client) retryState(first bool) State {
 	return Reconnecting
 }
 
-// connect dials once and runs OnConnect, within DialTimeout.
-func (c *Client) connect(ctx context.Context) (*jsonrpc.Peer, *Conn, error) {
+// connect makes one attempt, prev telling what came before it: Prepare,
+// the handshake and OnConnect, within DialTimeout.
+func (c *Client) connect(ctx context.Context, prev Attempt) (*jsonrpc.Peer, *Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
 	defer cancel()
-	p, conn, err := dial(dctx, c.url, c.opts.Dial)
+	a := prev
+	a.Header = c.opts.HTTPHeader.Clone()
+	if a.Header == nil {
+		a.Header = make(http.Header)
+	}
+	if c.opts.Prepare != nil {
+		if err := c.opts.Prepare(dctx, &a); err != nil {
+			return nil, nil, fmt.Errorf("ws: Prepare: %w", err)
+		}
+	}
+	o, err := c.opts.dialOptions(a.Header)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, conn, err := dial(dctx, c.url, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -122,6 +146,21 @@ func (c *Client) backoff(n int) time.Duration {
 	}
 	d = min(d, c.opts.MaxBackoff)
 	return d/2 + rand.N(d/2+1)
+}
+
+// setLast records why there is no connection, for the callers that wait.
+func (c *Client) setLast(err error) {
+	c.mu.Lock()
+	c.last = err
+	c.mu.Unlock()
+}
+
+// ended says that a connection ended, with cause if there is one.
+func ended(cause error) error {
+	if cause == nil {
+		return errors.New("the connection ended cleanly")
+	}
+	return fmt.Errorf("the connection ended: %w", cause)
 }
 
 // setState records s and tells OnState.

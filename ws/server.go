@@ -30,17 +30,23 @@ import (
 // not know about upgraded connections.
 type Server struct {
 	// Peer configures each connection's Peer: its Handler, limits and
-	// Logger. Its BaseContext and OnConnect are set by the Server (see
-	// BaseContext and OnConnect below).
+	// Logger. Its OnConnect, if set, runs on every connection before the
+	// Server's OnConnect (see there), and its BaseContext, if set, lies
+	// under each upgrade request's context (see BaseContext), as on every
+	// transport of this module.
 	Peer jsonrpc.Options
 
-	// Options configure each WebSocket connection.
-	Options
+	// Conn configures each WebSocket connection: message size, keepalive,
+	// compression. Default: the defaults of Options.
+	Conn Options
 
 	// BaseContext returns the context whose values a connection's handlers
 	// see. Default: the upgrade request's context, so that what HTTP
 	// middleware put there (the authenticated user) reaches every handler
-	// of the connection through its ctx. Its cancellation is not inherited.
+	// of the connection through its ctx. Its cancellation is not
+	// inherited. Peer.BaseContext, if set, lies beneath it: a handler sees
+	// a value of this context's, or else Peer.BaseContext's, as a request
+	// under http.Server.BaseContext does (TestServerHonoursPeerHooks).
 	BaseContext func(r *http.Request) context.Context
 
 	// AllowedHosts lists the names the server answers to, as path.Match
@@ -70,14 +76,21 @@ type Server struct {
 	// upgrade request gets HTTP 503. Default: 10000.
 	MaxConnections int
 
-	// OnConnect, if set, is called with each new Peer before it reads
-	// anything, for example to add it to a jsonrpc.Group. The Peer leaves any Group
-	// by itself when its connection ends.
+	// OnConnect, if set, is called with each new Peer and its upgrade
+	// request before the Peer reads anything, for example to add it to a
+	// jsonrpc.Group (the Peer leaves any Group by itself when its
+	// connection ends). Peer.OnConnect, the hook every transport runs,
+	// runs first, so that this one, which knows the request, finds the
+	// Peer set up as on any transport; when Peer.OnConnect refuses the
+	// connection (closes the Peer), this one is not called
+	// (TestServerHonoursPeerHooks).
 	OnConnect func(p *jsonrpc.Peer, r *http.Request)
 
 	// OnDisconnect, if set, is called once a connection has ended and its
 	// handlers have returned, with the Peer and why it ended (nil for a
-	// clean end, as Peer.Wait returns).
+	// clean end, as Peer.Wait returns): once for every Peer that OnConnect
+	// was called with, or would have been if set (not for a connection
+	// refused by Peer.OnConnect or by Shutdown).
 	OnDisconnect func(p *jsonrpc.Peer, cause error)
 
 	mu      sync.Mutex
@@ -102,30 +115,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The Peer reads on this goroutine, which net/http gave the request
 	// and which stays with the connection anyway: no second one per
-	// connection. OnConnect runs before anything is read.
-	var tracked *jsonrpc.Peer
-	o := s.Peer
-	o.BaseContext = r.Context()
-	if s.BaseContext != nil {
-		o.BaseContext = s.BaseContext(r)
+	// connection. The OnConnect hooks run before anything is read.
+	h := &connHooks{s: s, c: c, r: r}
+	cause := jsonrpc.Serve(c, h.options())
+	if h.tracked != nil {
+		s.untrack(h.tracked)
 	}
-	o.OnConnect = func(p *jsonrpc.Peer) {
-		if !s.track(p, c) {
-			c.SetCloseStatus(websocket.StatusGoingAway, "server shutting down")
-			p.Close()
-			return
-		}
-		tracked = p
-		if s.OnConnect != nil {
-			s.OnConnect(p, r)
-		}
-	}
-	cause := jsonrpc.Serve(c, o)
-	if tracked != nil {
-		s.untrack(tracked)
-		if s.OnDisconnect != nil {
-			s.OnDisconnect(tracked, cause)
-		}
+	if h.announced && s.OnDisconnect != nil {
+		s.OnDisconnect(h.tracked, cause)
 	}
 }
 
@@ -139,7 +136,7 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return nil, err
 	}
-	o := s.Options.withDefaults()
+	o := s.Conn.withDefaults()
 	// The origin was checked above, by the rule httprpc shares.
 	ao := &websocket.AcceptOptions{InsecureSkipVerify: true}
 	if o.Compression {

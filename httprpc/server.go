@@ -12,6 +12,7 @@ import (
 
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/internal/hostguard"
+	"github.com/peerwire/jsonrpc/internal/layerctx"
 )
 
 // Server is an http.Handler that serves JSON-RPC over plain HTTP POST, one
@@ -52,17 +53,20 @@ import (
 type Server struct {
 	// Peer configures each request's Peer: its Handler, limits,
 	// Interceptors, Logger and MapError; its OnConnect, if set, gets each
-	// request's Peer. The Server sets BaseContext (see BaseContext below)
-	// and DrainTimeout (handlers are bounded by the request instead), and
-	// puts an interceptor of its own ahead of Interceptors, which refuses
-	// a handler's calls to the client.
+	// request's Peer, and its BaseContext, if set, lies under the
+	// request's context (see BaseContext below), as on every transport
+	// (TestServerHonoursPeerHooks). The Server sets DrainTimeout (handlers
+	// are bounded by the request instead), and puts an interceptor of its
+	// own ahead of Interceptors, which refuses a handler's calls to the
+	// client.
 	Peer jsonrpc.Options
 
 	// BaseContext returns the context whose values the handlers of a
-	// request see. Default: the request's context, so that what HTTP
-	// middleware put there (the authenticated user) reaches the handler.
-	// Only its values are used: the handlers' ctx ends when the client
-	// goes away.
+	// request see, over those of Peer.BaseContext (a value of this one's,
+	// or else Peer.BaseContext's, as under http.Server.BaseContext).
+	// Default: the request's context, so that what HTTP middleware put
+	// there (the authenticated user) reaches the handler. Only its values
+	// are used: the handlers' ctx ends when the client goes away.
 	BaseContext func(r *http.Request) context.Context
 
 	// AllowedHosts lists the names the server answers to, as path.Match
@@ -192,10 +196,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serve(r *http.Request, body []byte) (reply *replyBuf, ok bool) {
 	c := &postConn{body: body}
 	o := s.opts
-	o.BaseContext = r.Context()
+	top := r.Context()
 	if s.BaseContext != nil {
-		o.BaseContext = s.BaseContext(r)
+		top = s.BaseContext(r)
 	}
+	o.BaseContext = layerctx.Over(top, s.Peer.BaseContext)
 	// The Peer ends when the client goes: its handlers' ctx is cancelled.
 	var stop func() bool
 	closed := make(chan struct{})

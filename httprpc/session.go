@@ -146,16 +146,19 @@ var errShutdown = errors.New("httprpc: server shutting down")
 // 30 s, so that proxies keep it open and a client that vanished is found.
 type SessionServer struct {
 	// Peer configures each session's Peer: its Handler, limits and Logger.
-	// Its BaseContext and OnConnect are set by the SessionServer (see
-	// BaseContext and OnConnect below), and an interceptor of its own goes
-	// ahead of its Interceptors (it gives each call's handler the values
-	// of its request's context).
+	// Its OnConnect, if set, runs on each session's Peer before the
+	// SessionServer's OnConnect (see there), and its BaseContext, if set,
+	// lies under the context of the request that started the session (see
+	// BaseContext below), as on every transport
+	// (TestSessionServerHonoursPeerHooks). An interceptor of the
+	// SessionServer's goes ahead of its Interceptors (it gives each call's
+	// handler the values of its request's context).
 	Peer jsonrpc.Options
 
 	// BaseContext returns the context whose values a session's handlers
-	// see beneath those of their own request's (see SessionServer).
-	// Default: the context of the request that started the session. Its
-	// cancellation is not inherited.
+	// see beneath those of their own request's (see SessionServer), and
+	// over those of Peer.BaseContext. Default: the context of the request
+	// that started the session. Its cancellation is not inherited.
 	BaseContext func(r *http.Request) context.Context
 
 	// Identity, if set, binds each session to the identity it returns for
@@ -171,7 +174,11 @@ type SessionServer struct {
 	Identity func(r *http.Request) (string, error)
 
 	// OnConnect, if set, is called with each new session's Peer, and the
-	// request that starts it, before the Peer reads that request.
+	// request that starts it, before the Peer reads that request, after
+	// Peer.OnConnect. A session whose Peer.OnConnect closed its Peer is
+	// refused: the request that would start it gets 403, and neither
+	// OnConnect nor OnDisconnect is told of it
+	// (TestSessionServerPeerOnConnectRefuses).
 	OnConnect func(p *jsonrpc.Peer, r *http.Request)
 
 	// OnDisconnect, if set, is called once a session has ended and its

@@ -14,6 +14,7 @@ import (
 
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/internal/hostguard"
+	"github.com/peerwire/jsonrpc/internal/layerctx"
 )
 
 // ServeHTTP serves one request of the transport.
@@ -138,7 +139,10 @@ func (s *SessionServer) start(w http.ResponseWriter, r *http.Request) *session {
 	if evicted != nil {
 		evicted.end(errEvicted)
 	}
-	s.run(ss, r)
+	if !s.run(ss, r) {
+		http.Error(w, "httprpc: the server refused the session (Peer.OnConnect closed its Peer)", http.StatusForbidden)
+		return nil
+	}
 	return ss
 }
 
@@ -181,34 +185,47 @@ func (s *SessionServer) client(w http.ResponseWriter, r *http.Request) (who, key
 }
 
 // run starts ss's Peer, which reads first the request r carried, and
-// returns once OnConnect has run.
-func (s *SessionServer) run(ss *session, r *http.Request) {
+// returns once OnConnect has run: false if Peer.OnConnect refused the
+// session (closed its Peer).
+func (s *SessionServer) run(ss *session, r *http.Request) bool {
 	o := s.Peer
-	o.BaseContext = r.Context()
+	top := r.Context()
 	if s.BaseContext != nil {
-		o.BaseContext = s.BaseContext(r)
+		top = s.BaseContext(r)
 	}
+	o.BaseContext = layerctx.Over(top, s.Peer.BaseContext)
 	o.Interceptors = append([]jsonrpc.Interceptor{ss.requestValues}, s.Peer.Interceptors...)
 	ready := make(chan struct{})
 	req := r
+	announced := false // the SessionServer's OnConnect saw the Peer: OnDisconnect will
 	o.OnConnect = func(p *jsonrpc.Peer) {
+		defer close(ready)
 		ss.setPeer(p)
+		defer func() { req = nil }() // the Peer keeps this func: let the request go
+		if s.Peer.OnConnect != nil {
+			s.Peer.OnConnect(p)
+			select {
+			case <-p.Done():
+				return // refused: the SessionServer's hooks are not told of it
+			default:
+			}
+		}
+		announced = true
 		if s.OnConnect != nil {
 			s.OnConnect(p, req)
 		}
-		req = nil // the Peer keeps this func: let the request go
-		close(ready)
 	}
 	go func() {
 		defer s.wg.Done()
 		cause := jsonrpc.Serve(ss, o)
 		s.drop(ss)
 		ss.end(cause)
-		if s.OnDisconnect != nil {
+		if announced && s.OnDisconnect != nil {
 			s.OnDisconnect(ss.getPeer(), cause)
 		}
 	}()
 	<-ready
+	return announced
 }
 
 // unavailable answers 503 with a JSON-RPC error naming no call.

@@ -150,7 +150,7 @@ export class Topics {
     // awaited: the log may have changed under it; start afresh, once.
     let other = false;
     for (const m of live) {
-      if (m.epoch !== t.pos.epoch) other = true;
+      if (m.epoch !== t.pos.epoch && !firstOfEpoch(t, m)) other = true;
       else this.offer(t, m);
     }
     if (other && !t.inflight) {
@@ -172,6 +172,10 @@ export class Topics {
   offer(t, m) {
     if (t.inflight || !t.pos) return this.hold(t, m);
     if (m.epoch !== t.pos.epoch) {
+      if (firstOfEpoch(t, m)) {
+        t.pos = { epoch: m.epoch, seq: 0 };
+        return this.apply(t, m);
+      }
       t.pos = null; // the history was lost: start afresh (onReset)
       return this.subscribeNow(t);
     }
@@ -198,4 +202,13 @@ export class Topics {
       console.error(`jsonrpc.js: onMessage of topic ${t.name} failed:`, e);
     }
   }
+}
+
+// firstOfEpoch reports whether m, of another epoch than t's position, is
+// the next message all the same: the first of its epoch (seq 1) while t
+// has seen no message of its own (seq 0). Nothing came before it in either
+// epoch: a topic that had no history (the JetStream store's epoch "none",
+// until a publish makes its stream) goes on with its first message.
+function firstOfEpoch(t, m) {
+  return t.pos.seq === 0 && m.seq === 1;
 }

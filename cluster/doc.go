@@ -60,6 +60,18 @@
 // across a node's restart and a NATS server's, a page at a time.
 // Publishing needs JetStream: Publish fails while a node is cut off.
 //
+// A single process needs no NATS server of its own to keep topics' history
+// across its restarts: run one inside it, with JetStream on a directory
+// and no network listener, and connect in process (as examples/realtime's
+// -nats-embed does; server is github.com/nats-io/nats-server/v2/server):
+//
+//	ns, err := server.NewServer(&server.Options{JetStream: true, StoreDir: dir, DontListen: true})
+//	ns.Start()
+//	if !ns.ReadyForConnections(10 * time.Second) { /* failed to start */ }
+//	nc, err := nats.Connect("", nats.InProcessServer(ns))
+//	hist, err := cluster.NewHistoryStore(nc, cluster.HistoryOptions{}) // one copy: no cluster
+//	// at exit: hub.Close(), nc.Close(), ns.Shutdown(), ns.WaitForShutdown()
+//
 // # Named Peers
 //
 // Register gives a Peer a cluster-wide name (a user id, a session id); the

@@ -20,8 +20,10 @@ import (
 // a subscribe is in flight until its reply is applied, asks for the next
 // page while a reply says more, and subscribes again when it sees a gap (a
 // seq beyond the next one) or another epoch (then without since, and
-// OnReset follows). Register its topic.message handler on the connection's
-// Mux.
+// OnReset follows), except that a topic that has had no message (seq 0)
+// goes on with the first message of another epoch (seq 1): nothing came
+// before it (TestFollowerFirstMessageAfterEmptyTopic). Register its
+// topic.message handler on the connection's Mux.
 //
 //	f := &topic.Follower{OnMessage: apply, OnReset: refetch}
 //	mux := jsonrpc.NewMux()

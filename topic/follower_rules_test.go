@@ -285,3 +285,71 @@ func TestFollowerUnsubscribe(t *testing.T) {
 		t.Fatal("Position of an unsubscribed topic")
 	}
 }
+
+// TestFollowerFirstMessageAfterEmptyTopic pins that a Follower whose topic
+// had no message (its reply said seq 0) takes a message of another epoch
+// at seq 1 as the next one, live or held while its subscribe was in
+// flight: nothing came before seq 1 of any epoch, and it saw nothing of
+// its own. On the JetStream history a topic has no stream, and answers
+// the epoch "none", until its first publish makes one: a newcomer's bot,
+// already subscribed, reset there ("new epoch dna5k9, going on after seq
+// 1") and never saw the room's first message.
+func TestFollowerFirstMessageAfterEmptyTopic(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprintf("held=%v", held), func(t *testing.T) {
+			rec := newRecorder()
+			f := rec.follower()
+			fmux := jsonrpc.NewMux()
+			f.Register(fmux)
+			handled := make(chan struct{}, 100)
+			clientHandler := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+				res, err := fmux.ServeRPC(ctx, req)
+				if req.Method == topic.MethodMessage {
+					handled <- struct{}{}
+				}
+				return res, err
+			})
+			var server *jsonrpc.Peer
+			live := func(seq uint64) {
+				t.Helper()
+				if err := server.Notify(testCtx(t), topic.MethodMessage, topic.Message{Topic: "t", Epoch: "E2", Seq: seq, Data: json.RawMessage(`null`)}); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case <-handled:
+				case <-time.After(wait):
+					t.Fatal("the Follower did not handle a live message")
+				}
+			}
+			var subscribes int
+			smux := jsonrpc.NewMux()
+			jsonrpc.Register(smux, topic.MethodSubscribe, func(ctx context.Context, p topic.SubscribeParams) (topic.SubscribeResult, error) {
+				subscribes++
+				if held && subscribes == 1 {
+					live(1) // the stream's first message, before the reply
+				}
+				return topic.SubscribeResult{Topic: p.Topic, Epoch: "none", Seq: 0, Messages: []topic.Entry{}}, nil
+			})
+			a, b := jsonrpc.Pipe()
+			server = jsonrpc.NewPeer(a, jsonrpc.Options{Handler: smux})
+			client := jsonrpc.NewPeer(b, jsonrpc.Options{Handler: clientHandler})
+			defer func() { client.Close(); server.Close(); client.Wait(); server.Wait() }()
+			if err := f.Subscribe(testCtx(t), client, "t"); err != nil {
+				t.Fatal(err)
+			}
+			if !held {
+				live(1)
+			}
+			live(2)
+			if got, want := strings.Join(rec.await(t, 3), " "), "reset none:0 E2:1 E2:2"; got != want {
+				t.Errorf("the application saw %s, want %s", got, want)
+			}
+			if subscribes != 1 {
+				t.Errorf("%d subscribes, want 1: the first message of a topic is no reason to start afresh", subscribes)
+			}
+			if pos, ok := f.Position("t"); !ok || pos != (topic.Position{Epoch: "E2", Seq: 2}) {
+				t.Errorf("Position = %+v, %v; want E2:2", pos, ok)
+			}
+		})
+	}
+}

@@ -172,9 +172,18 @@ func (t *followed) apply(name string, res SubscribeResult) []event {
 }
 
 // take applies one live message to t's position, adding the message to
-// evs if it is the next one, and says whether to subscribe again.
+// evs if it is the next one, and says whether to subscribe again. The
+// first message of another epoch (seq 1) is the next one when t has seen
+// no message of its own (seq 0): nothing came before it in either epoch.
+// So a topic that had no history (the JetStream store's epoch "none",
+// until a publish makes its stream) goes on with its first message
+// (TestFollowerFirstMessageAfterEmptyTopic).
 func (t *followed) take(m Message, evs *[]event) again {
 	switch {
+	case m.Epoch != t.pos.Epoch && t.pos.Seq == 0 && m.Seq == 1:
+		t.pos = Position{Epoch: m.Epoch, Seq: 1}
+		*evs = append(*evs, event{msg: m})
+		return done
 	case m.Epoch != t.pos.Epoch:
 		return fromScratch
 	case m.Seq <= t.pos.Seq: // a duplicate

@@ -59,8 +59,11 @@ type ClientOptions struct {
 	// the Client closes.
 	OnConnect func(ctx context.Context, p *jsonrpc.Peer) error
 
-	// OnState, if set, is told of every change of state, with the error
-	// that caused it, or nil: the failed attempt (a *StatusError, an
+	// OnState, if set, is told of every change of state and of every
+	// failed attempt (the state it stays in, Connecting or Reconnecting,
+	// again, or Closed when the Client gives up, with that attempt's
+	// error; TestClientOnStateEveryFailedAttempt), with the error that
+	// caused it, or nil: the failed attempt (a *StatusError, an
 	// error of Prepare or OnConnect), or the connection's end as
 	// its transport saw it (nil for a clean close; the failed read or
 	// write; the keepalive's finding, wrapping ErrKeepalive; or an error

@@ -169,3 +169,30 @@ func TestClientCallNamesLastFailure(t *testing.T) {
 		}
 	})
 }
+
+// TestClientOnStateEveryFailedAttempt pins OnState's doc: it is told of
+// every failed attempt, not only of changes of state: a Client whose
+// server answers 503 three times, with MaxAttempts 3, is told Connecting
+// with the first two 503s, then Closed with the third. A newcomer read "every change of state" and saw connecting six
+// times in a row.
+func TestClientOnStateEveryFailedAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hc := wrongPath(t)
+		var log stateLog
+		c := ws.NewClient("ws://mem/busy", ws.ClientOptions{HTTPClient: hc, OnState: log.on, MaxAttempts: 3})
+		defer c.Close()
+		<-c.Done()
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		failed := 0
+		for i, s := range log.states {
+			var se *ws.StatusError
+			if (s == ws.Connecting || s == ws.Closed) && errors.As(log.causes[i], &se) && se.Code == 503 {
+				failed++
+			}
+		}
+		if failed != 3 || log.states[len(log.states)-1] != ws.Closed {
+			t.Fatalf("OnState told %v with %v; want each of 3 failed attempts' 503, the last with Closed", log.states, log.causes)
+		}
+	})
+}

@@ -137,3 +137,29 @@ test('a paged catch-up is read to its end', async (t) => {
   await settle();
   assert.deepEqual(seen, [3, 4, 5, 6, 7, 8, 9]);
 });
+
+// A topic that had no message (its reply said seq 0) goes on with the
+// first message of another epoch, live or held while the subscribe was in
+// flight: nothing came before seq 1 of any epoch. The JetStream store
+// answers the epoch "none" until a topic's first publish makes its
+// stream; the page reset there and never saw the first message.
+for (const held of [false, true]) {
+  test(`the first message after an empty topic is applied (held: ${held})`, async (t) => {
+    const { rpc, WS } = await started(t);
+    const seen = [];
+    const resets = [];
+    const sub = rpc.subscribe('t', {
+      onMessage: (data, m) => seen.push(`${m.epoch}:${m.seq}`),
+      onReset: (i) => resets.push(`${i.epoch}:${i.seq}`),
+    });
+    if (held) live(WS.last, 't', 'E2', 1);
+    reply(WS.last, WS.last.calls('topic.subscribe')[0].id, empty('t', 'none', 0));
+    await sub;
+    if (!held) live(WS.last, 't', 'E2', 1);
+    live(WS.last, 't', 'E2', 2);
+    await settle();
+    assert.deepEqual(seen, ['E2:1', 'E2:2']);
+    assert.deepEqual(resets, ['none:0']);
+    assert.equal(WS.last.calls('topic.subscribe').length, 1, 'no subscribe again');
+  });
+}

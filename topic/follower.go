@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/peerwire/jsonrpc"
 )
@@ -67,10 +68,11 @@ type Follower struct {
 	// Default: 4096; negative: no bound.
 	MaxBuffered int
 
-	deliver sync.Mutex // held while computing and making the calls above, in order
-	mu      sync.Mutex // guards topics and leaving
-	topics  map[string]*followed
-	leaving map[string]chan struct{} // topics whose topic.unsubscribe is in flight, closed with its reply
+	registered atomic.Bool // Register was called (follower_register.go)
+	deliver    sync.Mutex  // held while computing and making the calls above, in order
+	mu         sync.Mutex  // guards topics and leaving
+	topics     map[string]*followed
+	leaving    map[string]chan struct{} // topics whose topic.unsubscribe is in flight, closed with its reply
 }
 
 // maxRounds bounds the subscribes one call makes in a row, each one asked
@@ -78,11 +80,6 @@ type Follower struct {
 // the topic's position; pages of a long catch-up move it, and do not
 // count.
 const maxRounds = 16
-
-// Register registers the Follower's topic.message handler on m.
-func (f *Follower) Register(m *jsonrpc.Mux) {
-	jsonrpc.RegisterNotification(m, MethodMessage, f.message)
-}
 
 // Position returns the position of a followed topic: the last message
 // handed to OnMessage (or the position OnReset was given). ok is false for
@@ -106,6 +103,9 @@ func (f *Follower) Position(topic string) (pos Position, ok bool) {
 // error wrapping jsonrpc.ErrClosed and leaves the topic on the connection
 // it was on.
 func (f *Follower) Subscribe(ctx context.Context, p *jsonrpc.Peer, topic string) error {
+	if err := f.served(p); err != nil {
+		return fmt.Errorf("topic: cannot subscribe to %q: %w", topic, err)
+	}
 	f.mu.Lock()
 	for f.leaving[topic] != nil {
 		// The server runs calls concurrently: a subscribe sent while the
@@ -141,6 +141,9 @@ func (f *Follower) Subscribe(ctx context.Context, p *jsonrpc.Peer, topic string)
 func (f *Follower) Resubscribe(ctx context.Context, p *jsonrpc.Peer) error {
 	if ended(p) {
 		return fmt.Errorf("topic: cannot subscribe again: %w", jsonrpc.ErrClosed)
+	}
+	if err := f.served(p); err != nil {
+		return fmt.Errorf("topic: cannot subscribe again: %w", err)
 	}
 	f.mu.Lock()
 	names := make([]string, 0, len(f.topics))

@@ -42,6 +42,12 @@ var (
 	// open a topic beyond Hub.MaxTopics while every open topic is in use;
 	// a subscribe gets jsonrpc.CodeOverloaded then.
 	ErrTooManyTopics = errors.New("topic: too many topics open")
+
+	// ErrNotRegistered is wrapped by the error of a Follower's Subscribe
+	// and Resubscribe when the Follower's handlers are not where the
+	// connection's messages go: call Follower.Register on the Mux that
+	// serves the connection (its jsonrpc.Options.Handler).
+	ErrNotRegistered = errors.New("topic: the Follower is not registered on the Mux that serves the connection")
 )
 
 // Position is a place in a topic's stream: the epoch of its history and

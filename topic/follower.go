@@ -62,6 +62,16 @@ type Follower struct {
 	// a refusal is dropped with the topic.
 	OnError func(topic string, err error)
 
+	// History, if positive, asks for a backlog: every subscribe that has
+	// no position (the first) or whose position cannot be recovered
+	// (another epoch) asks for the topic's last History messages, and
+	// they follow the OnReset through OnMessage, in order, before any
+	// live message, each once: OnReset's at is the position before the
+	// first of them. The server gives at most what one reply may carry
+	// (Hub.MaxReplyMessages, Hub.MaxReplyBytes) and what it holds.
+	// Default: 0, no backlog (OnReset at the topic's last position).
+	History int
+
 	// MaxBuffered bounds the messages of a topic held while a subscribe
 	// is in flight; beyond it they are dropped and the topic subscribes
 	// again once the reply is in, recovering them from the history.

@@ -44,6 +44,9 @@ func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult
 	if err := h.checkName(p.Topic); err != nil {
 		return SubscribeResult{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "topic.subscribe: "+err.Error(), nil)
 	}
+	if p.History < 0 {
+		return SubscribeResult{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "topic.subscribe: history is negative", nil)
+	}
 	if err := h.allow(ctx, p.Topic); err != nil {
 		return SubscribeResult{}, err
 	}
@@ -62,7 +65,7 @@ func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult
 		h.release(t)
 		return SubscribeResult{}, err
 	}
-	hist, err := t.log.Since(ctx, p.Since, h.limit())
+	hist, err := h.read(ctx, t.log, p)
 	h.joined(peer, m, err == nil)
 	h.release(t)
 	if err != nil {
@@ -77,6 +80,20 @@ func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult
 		r.Messages = []Entry{}
 	}
 	return r, nil
+}
+
+// read reads what a subscribe's reply carries: the messages after since,
+// or, when they cannot be recovered and p asks for history, the last of
+// the topic's messages (bounded as every reply is).
+func (h *Hub) read(ctx context.Context, l Log, p SubscribeParams) (History, error) {
+	if p.Since == nil && p.History > 0 {
+		return l.Tail(ctx, p.History, h.limit())
+	}
+	hist, err := l.Since(ctx, p.Since, h.limit())
+	if err != nil || hist.Recovered || p.History == 0 {
+		return hist, err
+	}
+	return l.Tail(ctx, p.History, h.limit())
 }
 
 // allow asks Allow, and maps its refusal to the error the client gets.

@@ -67,17 +67,26 @@ type Entry struct {
 }
 
 // SubscribeParams are the params of topic.subscribe. Since, when set, asks
-// for every message after it.
+// for every message after it. History, when positive, asks for the
+// topic's last History messages when there is no Since or Since cannot be
+// recovered (another epoch, a history that no longer reaches back): the
+// reply is then not recovered and its Messages are the newest of the
+// history, at most History and what one reply may carry, ending at its
+// Seq. Negative: refused with jsonrpc.CodeInvalidParams.
 type SubscribeParams struct {
-	Topic string    `json:"topic"`
-	Since *Position `json:"since,omitempty"`
+	Topic   string    `json:"topic"`
+	Since   *Position `json:"since,omitempty"`
+	History int       `json:"history,omitempty"`
 }
 
 // SubscribeResult is the result of topic.subscribe: the topic's epoch,
 // the seq the reply brings the client to (the topic's last, 0 if none; or
 // with More, the seq of the last of Messages), whether the messages after
 // Since were recovered, and those messages, in seq order (never null on
-// the wire). More says that the history holds more than one reply may
+// the wire). Not recovered, Messages are the backlog the params' History
+// asked for (none without it): the newest messages, with no gap, the last
+// at Seq; fewer than History when the history holds fewer or the reply's
+// bounds cut the oldest. More says that the history holds more than one reply may
 // carry (Hub.MaxReplyBytes, Hub.MaxReplyMessages): the client subscribes
 // again with since at Seq for the next of them.
 type SubscribeResult struct {

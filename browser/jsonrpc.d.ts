@@ -169,6 +169,14 @@ export interface ResetInfo extends Position {
 }
 
 export interface SubscribeHandlers<T = unknown> {
+  /** The last N messages as a backlog, with the first subscribe and any
+   * whose position cannot be recovered: onReset at the position before
+   * the first of them, then each through onMessage, before the live
+   * ones. The server gives at most what one reply carries (1,000
+   * messages, 64 KiB by default); count them to see that you got fewer.
+   * Default 0: no backlog. A whole number; otherwise subscribe rejects
+   * with a TypeError. */
+  history?: number;
   /** Every message of the topic, exactly once and in seq order, across
    * reconnects (a catch-up the server sends in pages included). */
   onMessage?: (data: T, meta: MessageMeta) => void;

@@ -295,7 +295,9 @@ export class Client extends EventTarget {
    * exactly once and in order, across reconnects; handlers.onReset({
    * topic, epoch, seq, recovered: false }) runs when the history could not
    * be recovered (the first subscription included): the app must fetch
-   * its state again. Resolves to a Subscription after the first reply;
+   * its state again; handlers.history = N asks for the last N messages
+   * with it, which follow onReset through onMessage, before the live
+   * ones. Resolves to a Subscription after the first reply;
    * rejects with the server's RPCError if it refuses the topic, a
    * TimeoutError if that reply does not come in time, and an Error if the
    * topic is subscribed already (unsubscribe first). See topics.js. */

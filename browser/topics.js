@@ -40,6 +40,10 @@ export class Topics {
   // flight is subscribed once its reply is in, so that the server, which
   // runs calls concurrently, cannot apply the two the other way round.
   subscribe(topic, handlers = {}) {
+    const history = handlers.history ?? 0;
+    if (!Number.isSafeInteger(history) || history < 0) {
+      return Promise.reject(new TypeError(`jsonrpc.js: history must be a whole number of messages, not ${handlers.history}`));
+    }
     if (this.map.has(topic)) {
       return Promise.reject(new Error(`jsonrpc.js: already subscribed to topic ${JSON.stringify(topic)}: unsubscribe first`));
     }
@@ -92,6 +96,7 @@ export class Topics {
     t.inflight = true;
     const current = () => gen === t.gen && this.map.get(t.name) === t;
     const params = t.pos ? { topic: t.name, since: { ...t.pos } } : { topic: t.name };
+    if (t.handlers.history > 0) params.history = t.handlers.history;
     this.client.call('topic.subscribe', params).then((r) => current() && this.subscribed(t, r), (e) => {
       if (!current()) return;
       t.inflight = false;
@@ -127,12 +132,21 @@ export class Topics {
     t.inflight = false;
     t.failures = 0;
     if (!t.pos || !r.recovered || r.epoch !== t.pos.epoch) {
-      t.pos = { epoch: r.epoch, seq: r.seq };
+      // Not recovered: the backlog asked for (history), if any, follows
+      // the reset, from the position before its first message.
+      const backlog = t.handlers.history > 0 && !r.recovered ? (r.messages ?? []) : [];
+      const from = backlog[0]?.seq;
+      const valid = typeof from === 'number' && from >= 1 && from <= r.seq;
+      t.pos = { epoch: r.epoch, seq: valid ? from - 1 : r.seq };
       try {
-        t.handlers.onReset?.({ topic: t.name, epoch: r.epoch, seq: r.seq, recovered: false });
+        t.handlers.onReset?.({ topic: t.name, epoch: r.epoch, seq: t.pos.seq, recovered: false });
       } catch (e) {
         console.error(`jsonrpc.js: onReset of topic ${t.name} failed:`, e);
       }
+      for (const m of valid ? backlog : []) {
+        if (m.seq === t.pos.seq + 1) this.apply(t, { epoch: r.epoch, seq: m.seq, data: m.data });
+      }
+      t.pos.seq = Math.max(t.pos.seq, r.seq);
     } else {
       for (const m of r.messages ?? []) {
         if (m.seq > t.pos.seq) this.apply(t, { epoch: r.epoch, seq: m.seq, data: m.data });

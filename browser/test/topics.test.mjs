@@ -137,3 +137,37 @@ test('a paged catch-up is read to its end', async (t) => {
   await settle();
   assert.deepEqual(seen, [3, 4, 5, 6, 7, 8, 9]);
 });
+
+// Issue 31.10: subscribe(topic, {history: N}) asks for the last N
+// messages with the first subscribe; the reply's backlog follows onReset
+// (at the position before its first message) through onMessage, in
+// order, before the live messages held meanwhile, each once. A
+// resubscribe whose position the server cannot recover asks again.
+test('history on the first subscription', async (t) => {
+  const { rpc, WS } = await started(t);
+  const seen = [];
+  const resets = [];
+  const sub = rpc.subscribe('chat', { history: 3, onMessage: (d, m) => seen.push(m.seq), onReset: (i) => resets.push(i.seq) });
+  const first = WS.last.calls('topic.subscribe')[0];
+  assert.deepEqual(first.params, { topic: 'chat', history: 3 });
+  live(WS.last, 'chat', 'E', 11); // live before the reply: held
+  live(WS.last, 'chat', 'E', 10); // a duplicate of the backlog's last
+  reply(WS.last, first.id, {
+    topic: 'chat', epoch: 'E', seq: 10, recovered: false,
+    messages: [{ seq: 8, data: 8 }, { seq: 9, data: 9 }, { seq: 10, data: 10 }],
+  });
+  await sub;
+  live(WS.last, 'chat', 'E', 12);
+  assert.deepEqual(resets, [7]);
+  assert.deepEqual(seen, [8, 9, 10, 11, 12]);
+  WS.last.close();
+  await until(() => WS.all.length === 2 && WS.last.calls('topic.subscribe').length === 1, 'the resubscribe');
+  const again = WS.last.calls('topic.subscribe')[0];
+  assert.deepEqual(again.params, { topic: 'chat', since: { epoch: 'E', seq: 12 }, history: 3 });
+  reply(WS.last, again.id, { topic: 'chat', epoch: 'F', seq: 2, recovered: false, messages: [{ seq: 1, data: 'a' }, { seq: 2, data: 'b' }] });
+  await settle();
+  assert.deepEqual(resets, [7, 0]);
+  assert.deepEqual(seen, [8, 9, 10, 11, 12, 1, 2]);
+  await assert.rejects(rpc.subscribe('bad', { history: -1 }), /history/);
+  await assert.rejects(rpc.subscribe('bad', { history: 1.5 }), /history/);
+});

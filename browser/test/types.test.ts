@@ -31,6 +31,7 @@ async function use(): Promise<void> {
   await a;
   if (b !== undefined) await b;
   const sub: Subscription = await rpc.subscribe<Note>('board', {
+    history: 50,
     onMessage: (data, { topic, epoch, seq }) => console.log(data.text, topic, epoch, seq + n),
     onReset: ({ recovered, seq }) => console.log(recovered === false, seq),
     onError: (e) => console.log(e.code),

@@ -91,6 +91,13 @@
 // a client sends a topic's subscribe and unsubscribe one after the
 // other's reply. Follower does all of this.
 //
+// The server may remove a subscriber from a topic without ending its
+// connection (Hub.Kick, Hub.KickIdentity for all of a user's connections
+// by Hub.Identity): it sends topic.kicked {"topic", "reason"}, and the
+// client stops following the topic and does not subscribe to it again by
+// itself (TestHubKick, TestHubKickIdentity). A later subscribe is refused
+// if Allow refuses it: revoke there first.
+//
 // A subscriber whose queue is full (Hub.MaxQueue) is dropped as a
 // jsonrpc.Group drops a member: its connection ends with a cause wrapping
 // jsonrpc.ErrSlowConsumer. When it comes back with its position, it

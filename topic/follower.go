@@ -58,8 +58,11 @@ type Follower struct {
 
 	// OnError, if set, is called when the server refuses a followed
 	// topic on a subscribe the Follower made by itself (Resubscribe, or
-	// one after a gap); the topic is no longer followed. Without it, such
-	// a refusal is dropped with the topic.
+	// one after a gap), and when the server removes the connection from
+	// a topic (topic.kicked, Hub.Kick: an error wrapping ErrKicked, with
+	// the server's reason); the topic is no longer followed, and not
+	// subscribed again by Resubscribe. Without it, such a refusal is
+	// dropped with the topic.
 	OnError func(topic string, err error)
 
 	// History, if positive, asks for a backlog: every subscribe that has

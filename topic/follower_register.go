@@ -35,13 +35,14 @@ func (fh *followerHandler) ServeRPC(ctx context.Context, req *jsonrpc.Request) (
 	return fh.h.ServeRPC(ctx, req)
 }
 
-// Register registers the Follower's handler of the topic.message
-// notification on m. m must be the Mux that serves the
+// Register registers the Follower's handlers on m: the topic.message and
+// topic.kicked notifications. m must be the Mux that serves the
 // connections the Follower subscribes on (their jsonrpc.Options.Handler):
 // Subscribe fails with ErrNotRegistered otherwise. Like Mux.Handle, it
-// panics if m has the method already (another Follower's, say).
+// panics if m has these methods already (another Follower's, say).
 func (f *Follower) Register(m *jsonrpc.Mux) {
 	m.Handle(MethodMessage, &followerHandler{f: f, h: notification(f.message)})
+	m.Handle(MethodKicked, &followerHandler{f: f, h: notification(f.kicked)})
 	f.registered.Store(true)
 }
 
@@ -67,6 +68,24 @@ func (f *Follower) served(p *jsonrpc.Peer) error {
 		if h.f != f {
 			return fmt.Errorf("%w: the connection's Mux routes %s to another Follower", ErrNotRegistered, MethodMessage)
 		}
+	}
+	return nil
+}
+
+// kicked handles topic.kicked: the server removed the connection from the
+// topic; it is no longer followed, here or on the next connections.
+func (f *Follower) kicked(ctx context.Context, k KickedParams) error {
+	p := jsonrpc.PeerFromContext(ctx)
+	f.mu.Lock()
+	t := f.topics[k.Topic]
+	if t == nil || t.peer != p { // not followed, or from an old connection
+		f.mu.Unlock()
+		return nil
+	}
+	delete(f.topics, k.Topic)
+	f.mu.Unlock()
+	if f.OnError != nil {
+		f.OnError(k.Topic, fmt.Errorf("%w %q: %.200q", ErrKicked, k.Topic, k.Reason))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 // hubConn is what a Hub keeps of one connection, until it ends.
 type hubConn struct {
+	id     string // Hub.Identity's answer for the connection
 	topics map[string]*membership
 	stop   func() bool // unregisters the Peer's AfterFunc
 }
@@ -60,7 +61,7 @@ func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult
 	case err != nil:
 		return SubscribeResult{}, errUnavailable
 	}
-	m, err := h.join(peer, t)
+	m, err := h.join(ctx, peer, t)
 	if err != nil {
 		h.release(t)
 		return SubscribeResult{}, err
@@ -114,9 +115,13 @@ func (h *Hub) allow(ctx context.Context, name string) error {
 // join makes peer a follower of t, within MaxConnTopics, and counts a
 // subscribe in progress. A nil peer (a handler called outside a Peer)
 // follows nothing.
-func (h *Hub) join(peer *jsonrpc.Peer, t *hubTopic) (*membership, error) {
+func (h *Hub) join(ctx context.Context, peer *jsonrpc.Peer, t *hubTopic) (*membership, error) {
 	if peer == nil {
 		return nil, nil
+	}
+	var id string
+	if h.Identity != nil {
+		id = h.Identity(ctx) // not under h.mu: the application's code
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -125,7 +130,7 @@ func (h *Hub) join(peer *jsonrpc.Peer, t *hubTopic) (*membership, error) {
 	}
 	c := h.conns[peer]
 	if c == nil {
-		c = &hubConn{topics: make(map[string]*membership)}
+		c = &hubConn{id: id, topics: make(map[string]*membership)}
 		if h.conns == nil {
 			h.conns = make(map[*jsonrpc.Peer]*hubConn)
 		}

@@ -18,6 +18,11 @@ const (
 	// MethodMessage is the notification the server sends for every live
 	// message, with a Message as its params.
 	MethodMessage = "topic.message"
+	// MethodKicked is the notification the server sends to a subscriber
+	// it removed from a topic (Hub.Kick), with KickedParams: the client
+	// stops following the topic, and does not subscribe to it again by
+	// itself.
+	MethodKicked = "topic.kicked"
 )
 
 // CodeNoSuchTopic is the code of the error a subscribe gets for a topic
@@ -31,6 +36,15 @@ const CodeNoSuchTopic = -32001
 const CodeTooManyTopics = -32004
 
 var (
+	// ErrKicked is wrapped by the error a Follower's OnError gets when the
+	// server removed it from a topic (topic.kicked); the error's text has
+	// the server's reason.
+	ErrKicked = errors.New("topic: removed from the topic by the server")
+
+	// ErrNoIdentity is returned by Hub.KickIdentity on a Hub without
+	// Identity: it cannot tell whose a connection is.
+	ErrNoIdentity = errors.New("topic: the Hub has no Identity")
+
 	// ErrNoSuchTopic is the error a topic.subscribe gets when Hub.Allow
 	// refuses the topic with an error that is not a *jsonrpc.Error.
 	ErrNoSuchTopic = jsonrpc.NewError(CodeNoSuchTopic, "no such topic", nil)
@@ -96,6 +110,13 @@ type SubscribeResult struct {
 	Recovered bool    `json:"recovered"`
 	Messages  []Entry `json:"messages"`
 	More      bool    `json:"more,omitempty"`
+}
+
+// KickedParams are the params of topic.kicked: the topic, and the
+// server's reason, for the application.
+type KickedParams struct {
+	Topic  string `json:"topic"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // UnsubscribeParams are the params of topic.unsubscribe.

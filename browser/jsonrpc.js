@@ -19,11 +19,11 @@
 // byte for byte as they came, numbers too (see wire.js). The module
 // imports errors.js, wire.js and topics.js, next to it.
 
-import { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError } from './errors.js';
+import { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, KickedError } from './errors.js';
 import { message, errorReply, rawOf, rawIDs, rawParams, rawMember, idKey } from './wire.js';
 import { Topics } from './topics.js';
 
-export { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError };
+export { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, KickedError };
 
 /** The Language Server Protocol's cancellation: $/cancelRequest {id}. */
 export const LSPCancel = Object.freeze({
@@ -84,6 +84,7 @@ export class Client extends EventTarget {
     this.streak = 0;      // attempts since the last connection that lasted maxDelay (see lost)
     this.openedAt = 0;    // when the open connection opened
     this.on('topic.message', (m) => this.topics.message(m));
+    this.on('topic.kicked', (k) => this.topics.kicked(k));
     this.beat = null;
     this.onNetwork = (e) => this.network(e.type === 'online');
   }

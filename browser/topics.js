@@ -3,7 +3,7 @@
 // repository's README): a position (epoch, seq) per topic, subscribed
 // again with it on every connection, every message applied exactly once
 // and in order. MIT licence, part of github.com/peerwire/jsonrpc.
-import { RPCError, TimeoutError, ConnectionError } from './errors.js';
+import { RPCError, TimeoutError, ConnectionError, KickedError } from './errors.js';
 
 // TRANSIENT are the error codes after which a topic subscribes again
 // rather than ending: internal error (the server could not read the
@@ -177,6 +177,24 @@ export class Topics {
   message(p) {
     const t = p && this.map.get(p.topic);
     if (t && typeof p.seq === 'number') this.offer(t, { epoch: p.epoch, seq: p.seq, data: p.data });
+  }
+
+  // kicked takes a topic.kicked notification's params: the server removed
+  // this connection from the topic; the subscription ends (its first
+  // subscribe, if in flight, rejects), and is not made again.
+  kicked(p) {
+    const t = p && this.map.get(p.topic);
+    if (!t) return;
+    this.map.delete(t.name);
+    t.gen++;
+    const e = new KickedError(t.name, typeof p.reason === 'string' ? p.reason.slice(0, 1024) : '');
+    if (t.first) return t.first.reject(e);
+    try {
+      if (t.handlers.onError) t.handlers.onError(e);
+      else console.error(`jsonrpc.js: topic ${t.name}:`, e);
+    } catch (err) {
+      console.error(`jsonrpc.js: onError of topic ${t.name} failed:`, err);
+    }
   }
 
   // offer takes one live message m of t: buffered while a subscribe is in

@@ -25,7 +25,7 @@
 //
 //	f := &topic.Follower{OnMessage: apply, OnReset: refetch}
 //	mux := jsonrpc.NewMux()
-//	f.Register(mux) // topic.message
+//	f.Register(mux) // topic.message, topic.kicked: on the Mux that serves the connection, or Subscribe fails (ErrNotRegistered)
 //	c := ws.NewClient(url, ws.ClientOptions{Peer: jsonrpc.Options{Handler: mux}, OnConnect: f.Resubscribe})
 //	p, err := c.Peer(ctx)
 //	err = f.Subscribe(ctx, p, "board")
@@ -56,7 +56,8 @@
 // a SubscribeResult {"topic", "epoch", "seq", "recovered", "messages":
 // [{"seq", "data"}], "more"}; topic.unsubscribe with {"topic"}, whose
 // result is true. Notifications from the server: topic.message with a
-// Message {"topic", "epoch", "seq", "data"}. Errors: -32602 for malformed
+// Message {"topic", "epoch", "seq", "data"}; topic.kicked with
+// KickedParams {"topic", "reason"}. Errors: -32602 for malformed
 // params or a name too long, CodeNoSuchTopic (-32001, "no such topic")
 // for a topic the Hub does not allow, CodeTooManyTopics (-32004) past
 // MaxConnTopics, -32000 when MaxTopics are open, -32603 when the history

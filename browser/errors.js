@@ -48,3 +48,15 @@ export class InvalidResponseError extends Error {
     this.received = received;
   }
 }
+
+/** The server removed the page from a topic (topic.kicked): the
+ * subscription has ended, and is not made again on reconnection. topic
+ * and reason are the server's. */
+export class KickedError extends Error {
+  constructor(topic, reason) {
+    super(`jsonrpc.js: removed from topic ${JSON.stringify(topic)} by the server${reason ? `: ${reason}` : ''}`);
+    this.name = 'KickedError';
+    this.topic = topic;
+    this.reason = reason ?? '';
+  }
+}

@@ -35,6 +35,16 @@ export class ConnectionError extends Error {
   readonly name: 'ConnectionError';
 }
 
+/** The server removed the page from a topic (topic.kicked): the
+ * subscription has ended and is not made again on reconnection. */
+export class KickedError extends Error {
+  constructor(topic: string, reason?: string);
+  readonly name: 'KickedError';
+  readonly topic: string;
+  /** The server's reason, for the application ('' if none). */
+  readonly reason: string;
+}
+
 /** A reply that is not a valid JSON-RPC response: an "error" that is not
  * an error object with an integer code, or neither "result" nor "error".
  * received is the message as it came, parsed. */
@@ -169,18 +179,28 @@ export interface ResetInfo extends Position {
 }
 
 export interface SubscribeHandlers<T = unknown> {
+  /** The last N messages as a backlog, with the first subscribe and any
+   * whose position cannot be recovered: onReset at the position before
+   * the first of them, then each through onMessage, before the live
+   * ones. The server gives at most what one reply carries (1,000
+   * messages, 64 KiB by default); count them to see that you got fewer.
+   * Default 0: no backlog. A whole number; otherwise subscribe rejects
+   * with a TypeError. */
+  history?: number;
   /** Every message of the topic, exactly once and in seq order, across
    * reconnects (a catch-up the server sends in pages included). */
   onMessage?: (data: T, meta: MessageMeta) => void;
   /** The history could not be recovered (also on the first subscription):
    * fetch the state again; messages after position follow. */
   onReset?: (info: ResetInfo) => void;
-  /** A later re-subscription was refused; the subscription has ended.
+  /** A later re-subscription was refused (RPCError), or the server
+   * removed the page from the topic (KickedError, topic.kicked); the
+   * subscription has ended, and is not made again on reconnection.
    * (-32603, -32000 and -32003, the server unable to read the history
    * for now, overloaded or shutting down, and a re-subscription that got
    * no reply within the timeout, are tried again after a delay that grows
    * as reconnection's does instead.) */
-  onError?: (error: RPCError) => void;
+  onError?: (error: RPCError | KickedError) => void;
 }
 
 export interface Subscription {
@@ -218,7 +238,8 @@ export class Client extends EventTarget {
   /** topic.subscribe with recovery across reconnects. Rejects with the
    * server's RPCError if it refuses the topic, a TimeoutError if the
    * first reply does not come in time (the topic is then not followed),
-   * and an Error if the topic is subscribed already on this Client
+   * a KickedError if the server removes the page from the topic before
+   * it, and an Error if the topic is subscribed already on this Client
    * (unsubscribe first: a subscribe made while the topic's unsubscribe is
    * in flight waits for its reply). */
   subscribe<T = unknown>(topic: string, handlers?: SubscribeHandlers<T>): Promise<Subscription>;

@@ -19,11 +19,11 @@
 // byte for byte as they came, numbers too (see wire.js). The module
 // imports errors.js, wire.js and topics.js, next to it.
 
-import { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError } from './errors.js';
+import { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, KickedError } from './errors.js';
 import { message, errorReply, rawOf, rawIDs, rawParams, rawMember, idKey } from './wire.js';
 import { Topics } from './topics.js';
 
-export { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError };
+export { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, KickedError };
 
 /** The Language Server Protocol's cancellation: $/cancelRequest {id}. */
 export const LSPCancel = Object.freeze({
@@ -84,6 +84,7 @@ export class Client extends EventTarget {
     this.streak = 0;      // attempts since the last connection that lasted maxDelay (see lost)
     this.openedAt = 0;    // when the open connection opened
     this.on('topic.message', (m) => this.topics.message(m));
+    this.on('topic.kicked', (k) => this.topics.kicked(k));
     this.beat = null;
     this.onNetwork = (e) => this.network(e.type === 'online');
   }
@@ -295,7 +296,9 @@ export class Client extends EventTarget {
    * exactly once and in order, across reconnects; handlers.onReset({
    * topic, epoch, seq, recovered: false }) runs when the history could not
    * be recovered (the first subscription included): the app must fetch
-   * its state again. Resolves to a Subscription after the first reply;
+   * its state again; handlers.history = N asks for the last N messages
+   * with it, which follow onReset through onMessage, before the live
+   * ones. Resolves to a Subscription after the first reply;
    * rejects with the server's RPCError if it refuses the topic, a
    * TimeoutError if that reply does not come in time, and an Error if the
    * topic is subscribed already (unsubscribe first). See topics.js. */

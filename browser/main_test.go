@@ -68,7 +68,8 @@ func runNode(t *testing.T, timeout time.Duration, env []string, args ...string) 
 // given up while disconnected) and test/topics.test.mjs (no subscribe
 // loop after a restart, timeouts that settle or back off, one
 // subscription per topic, a subscribe after an unsubscribe's reply,
-// paged catch-ups).
+// paged catch-ups, history on the first subscription, a kick that ends a
+// subscription).
 func TestNode(t *testing.T) {
 	s := startTestServer(t)
 	runNode(t, 120*time.Second, []string{"JSONRPC_BASE=" + s.hs.URL},

@@ -3,7 +3,7 @@
 // repository's README): a position (epoch, seq) per topic, subscribed
 // again with it on every connection, every message applied exactly once
 // and in order. MIT licence, part of github.com/peerwire/jsonrpc.
-import { RPCError, TimeoutError, ConnectionError } from './errors.js';
+import { RPCError, TimeoutError, ConnectionError, KickedError } from './errors.js';
 
 // TRANSIENT are the error codes after which a topic subscribes again
 // rather than ending: internal error (the server could not read the
@@ -40,6 +40,10 @@ export class Topics {
   // flight is subscribed once its reply is in, so that the server, which
   // runs calls concurrently, cannot apply the two the other way round.
   subscribe(topic, handlers = {}) {
+    const history = handlers.history ?? 0;
+    if (!Number.isSafeInteger(history) || history < 0) {
+      return Promise.reject(new TypeError(`jsonrpc.js: history must be a whole number of messages, not ${handlers.history}`));
+    }
     if (this.map.has(topic)) {
       return Promise.reject(new Error(`jsonrpc.js: already subscribed to topic ${JSON.stringify(topic)}: unsubscribe first`));
     }
@@ -92,6 +96,7 @@ export class Topics {
     t.inflight = true;
     const current = () => gen === t.gen && this.map.get(t.name) === t;
     const params = t.pos ? { topic: t.name, since: { ...t.pos } } : { topic: t.name };
+    if (t.handlers.history > 0) params.history = t.handlers.history;
     this.client.call('topic.subscribe', params).then((r) => current() && this.subscribed(t, r), (e) => {
       if (!current()) return;
       t.inflight = false;
@@ -127,12 +132,21 @@ export class Topics {
     t.inflight = false;
     t.failures = 0;
     if (!t.pos || !r.recovered || r.epoch !== t.pos.epoch) {
-      t.pos = { epoch: r.epoch, seq: r.seq };
+      // Not recovered: the backlog asked for (history), if any, follows
+      // the reset, from the position before its first message.
+      const backlog = t.handlers.history > 0 && !r.recovered ? (r.messages ?? []) : [];
+      const from = backlog[0]?.seq;
+      const valid = typeof from === 'number' && from >= 1 && from <= r.seq;
+      t.pos = { epoch: r.epoch, seq: valid ? from - 1 : r.seq };
       try {
-        t.handlers.onReset?.({ topic: t.name, epoch: r.epoch, seq: r.seq, recovered: false });
+        t.handlers.onReset?.({ topic: t.name, epoch: r.epoch, seq: t.pos.seq, recovered: false });
       } catch (e) {
         console.error(`jsonrpc.js: onReset of topic ${t.name} failed:`, e);
       }
+      for (const m of valid ? backlog : []) {
+        if (m.seq === t.pos.seq + 1) this.apply(t, { epoch: r.epoch, seq: m.seq, data: m.data });
+      }
+      t.pos.seq = Math.max(t.pos.seq, r.seq);
     } else {
       for (const m of r.messages ?? []) {
         if (m.seq > t.pos.seq) this.apply(t, { epoch: r.epoch, seq: m.seq, data: m.data });
@@ -163,6 +177,24 @@ export class Topics {
   message(p) {
     const t = p && this.map.get(p.topic);
     if (t && typeof p.seq === 'number') this.offer(t, { epoch: p.epoch, seq: p.seq, data: p.data });
+  }
+
+  // kicked takes a topic.kicked notification's params: the server removed
+  // this connection from the topic; the subscription ends (its first
+  // subscribe, if in flight, rejects), and is not made again.
+  kicked(p) {
+    const t = p && this.map.get(p.topic);
+    if (!t) return;
+    this.map.delete(t.name);
+    t.gen++;
+    const e = new KickedError(t.name, typeof p.reason === 'string' ? p.reason.slice(0, 1024) : '');
+    if (t.first) return t.first.reject(e);
+    try {
+      if (t.handlers.onError) t.handlers.onError(e);
+      else console.error(`jsonrpc.js: topic ${t.name}:`, e);
+    } catch (err) {
+      console.error(`jsonrpc.js: onError of topic ${t.name} failed:`, err);
+    }
   }
 
   // offer takes one live message m of t: buffered while a subscribe is in

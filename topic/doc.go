@@ -25,7 +25,7 @@
 //
 //	f := &topic.Follower{OnMessage: apply, OnReset: refetch}
 //	mux := jsonrpc.NewMux()
-//	f.Register(mux) // topic.message
+//	f.Register(mux) // topic.message, topic.kicked: on the Mux that serves the connection, or Subscribe fails (ErrNotRegistered)
 //	c := ws.NewClient(url, ws.ClientOptions{Peer: jsonrpc.Options{Handler: mux}, OnConnect: f.Resubscribe})
 //	p, err := c.Peer(ctx)
 //	err = f.Subscribe(ctx, p, "board")
@@ -51,15 +51,32 @@
 // # The protocol
 //
 // Calls from the client: topic.subscribe with SubscribeParams
-// {"topic", "since": {"epoch", "seq"}} ("since" optional), whose result is
+// {"topic", "since": {"epoch", "seq"}, "history": N} ("since" and
+// "history" optional), whose result is
 // a SubscribeResult {"topic", "epoch", "seq", "recovered", "messages":
 // [{"seq", "data"}], "more"}; topic.unsubscribe with {"topic"}, whose
 // result is true. Notifications from the server: topic.message with a
-// Message {"topic", "epoch", "seq", "data"}. Errors: -32602 for malformed
+// Message {"topic", "epoch", "seq", "data"}; topic.kicked with
+// KickedParams {"topic", "reason"}. Errors: -32602 for malformed
 // params or a name too long, CodeNoSuchTopic (-32001, "no such topic")
 // for a topic the Hub does not allow, CodeTooManyTopics (-32004) past
 // MaxConnTopics, -32000 when MaxTopics are open, -32603 when the history
 // cannot be read (the last two: try again later).
+//
+// History on a first subscription: with "history": N and no "since", or a
+// "since" the history cannot recover (another epoch, or older than what is
+// kept), the reply has recovered false and its "messages" are the topic's
+// newest, at most N and what one reply may carry (MaxReplyMessages,
+// MaxReplyBytes; the newest one whatever its size), with no gap, the last
+// at "seq"; the client counts them to learn that it got fewer than N (the
+// history held fewer, or the bounds cut the oldest). A "since" that is
+// recovered gets what follows it, and "history" is not used. The client
+// resets its state to the position before the first of them, applies
+// them, then the live ones as usual: the backlog and the live messages
+// come through one subscription, with no race between a fetch and them
+// (TestSubscribeHistory, TestSubscribeHistoryBounded,
+// TestFollowerHistory). Follower.History asks for it; Hub.History reads
+// a topic's last messages on the server.
 //
 // The server adds the subscriber before it reads the history for the
 // reply, so a live message may arrive before the reply, and every message
@@ -74,6 +91,13 @@
 // since when the epoch changes. Calls on one connection run concurrently:
 // a client sends a topic's subscribe and unsubscribe one after the
 // other's reply. Follower does all of this.
+//
+// The server may remove a subscriber from a topic without ending its
+// connection (Hub.Kick, Hub.KickIdentity for all of a user's connections
+// by Hub.Identity): it sends topic.kicked {"topic", "reason"}, and the
+// client stops following the topic and does not subscribe to it again by
+// itself (TestHubKick, TestHubKickIdentity). A later subscribe is refused
+// if Allow refuses it: revoke there first.
 //
 // A subscriber whose queue is full (Hub.MaxQueue) is dropped as a
 // jsonrpc.Group drops a member: its connection ends with a cause wrapping

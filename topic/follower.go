@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/peerwire/jsonrpc"
 )
@@ -59,9 +60,22 @@ type Follower struct {
 
 	// OnError, if set, is called when the server refuses a followed
 	// topic on a subscribe the Follower made by itself (Resubscribe, or
-	// one after a gap); the topic is no longer followed. Without it, such
-	// a refusal is dropped with the topic.
+	// one after a gap), and when the server removes the connection from
+	// a topic (topic.kicked, Hub.Kick: an error wrapping ErrKicked, with
+	// the server's reason); the topic is no longer followed, and not
+	// subscribed again by Resubscribe. Without it, such a refusal is
+	// dropped with the topic.
 	OnError func(topic string, err error)
+
+	// History, if positive, asks for a backlog: every subscribe that has
+	// no position (the first) or whose position cannot be recovered
+	// (another epoch) asks for the topic's last History messages, and
+	// they follow the OnReset through OnMessage, in order, before any
+	// live message, each once: OnReset's at is the position before the
+	// first of them. The server gives at most what one reply may carry
+	// (Hub.MaxReplyMessages, Hub.MaxReplyBytes) and what it holds.
+	// Default: 0, no backlog (OnReset at the topic's last position).
+	History int
 
 	// MaxBuffered bounds the messages of a topic held while a subscribe
 	// is in flight; beyond it they are dropped and the topic subscribes
@@ -69,10 +83,11 @@ type Follower struct {
 	// Default: 4096; negative: no bound.
 	MaxBuffered int
 
-	deliver sync.Mutex // held while computing and making the calls above, in order
-	mu      sync.Mutex // guards topics and leaving
-	topics  map[string]*followed
-	leaving map[string]chan struct{} // topics whose topic.unsubscribe is in flight, closed with its reply
+	registered atomic.Bool // Register was called (follower_register.go)
+	deliver    sync.Mutex  // held while computing and making the calls above, in order
+	mu         sync.Mutex  // guards topics and leaving
+	topics     map[string]*followed
+	leaving    map[string]chan struct{} // topics whose topic.unsubscribe is in flight, closed with its reply
 }
 
 // maxRounds bounds the subscribes one call makes in a row, each one asked
@@ -80,11 +95,6 @@ type Follower struct {
 // the topic's position; pages of a long catch-up move it, and do not
 // count.
 const maxRounds = 16
-
-// Register registers the Follower's topic.message handler on m.
-func (f *Follower) Register(m *jsonrpc.Mux) {
-	jsonrpc.RegisterNotification(m, MethodMessage, f.message)
-}
 
 // Position returns the position of a followed topic: the last message
 // handed to OnMessage (or the position OnReset was given). ok is false for
@@ -108,6 +118,9 @@ func (f *Follower) Position(topic string) (pos Position, ok bool) {
 // error wrapping jsonrpc.ErrClosed and leaves the topic on the connection
 // it was on.
 func (f *Follower) Subscribe(ctx context.Context, p *jsonrpc.Peer, topic string) error {
+	if err := f.served(p); err != nil {
+		return fmt.Errorf("topic: cannot subscribe to %q: %w", topic, err)
+	}
 	f.mu.Lock()
 	for f.leaving[topic] != nil {
 		// The server runs calls concurrently: a subscribe sent while the
@@ -143,6 +156,9 @@ func (f *Follower) Subscribe(ctx context.Context, p *jsonrpc.Peer, topic string)
 func (f *Follower) Resubscribe(ctx context.Context, p *jsonrpc.Peer) error {
 	if ended(p) {
 		return fmt.Errorf("topic: cannot subscribe again: %w", jsonrpc.ErrClosed)
+	}
+	if err := f.served(p); err != nil {
+		return fmt.Errorf("topic: cannot subscribe again: %w", err)
 	}
 	f.mu.Lock()
 	names := make([]string, 0, len(f.topics))

@@ -51,7 +51,7 @@ func (f *Follower) subscribe(ctx context.Context, p *jsonrpc.Peer, name string, 
 		since := t.begin(p, how, page)
 		f.mu.Unlock()
 		var res SubscribeResult
-		err := p.Call(ctx, MethodSubscribe, SubscribeParams{Topic: name, Since: since}, &res)
+		err := p.Call(ctx, MethodSubscribe, SubscribeParams{Topic: name, Since: since, History: max(f.History, 0)}, &res)
 		var moved bool
 		if how, page, moved, err = f.finish(p, name, before, res, err); err != nil {
 			return err
@@ -109,7 +109,7 @@ func (f *Follower) finish(p *jsonrpc.Peer, name string, before Position, res Sub
 		return done, false, false, fmt.Errorf("topic: failed to subscribe to %q: %w", name, callErr)
 	}
 	t.prev = nil
-	evs := t.apply(name, res)
+	evs := t.apply(name, res, f.History > 0)
 	moved = t.pos != before
 	how = done
 	switch {
@@ -154,13 +154,19 @@ func (t *followed) drain(evs *[]event) again {
 	return done
 }
 
-// apply applies a subscribe reply to t's position.
-func (t *followed) apply(name string, res SubscribeResult) []event {
+// apply applies a subscribe reply to t's position; backlog: a reply not
+// recovered carries the backlog asked for (Follower.History), applied
+// after the reset, from the position before its first message.
+func (t *followed) apply(name string, res SubscribeResult, backlog bool) []event {
+	var evs []event
 	if !res.Recovered || res.Epoch != t.pos.Epoch {
 		t.pos = Position{Epoch: res.Epoch, Seq: res.Seq}
-		return []event{{reset: true, msg: Message{Topic: name}, at: t.pos}}
+		if !backlog || res.Recovered || len(res.Messages) == 0 || res.Messages[0].Seq == 0 || res.Messages[0].Seq > res.Seq {
+			return []event{{reset: true, msg: Message{Topic: name}, at: t.pos}}
+		}
+		t.pos.Seq = res.Messages[0].Seq - 1
+		evs = append(evs, event{reset: true, msg: Message{Topic: name}, at: t.pos})
 	}
-	var evs []event
 	for _, e := range res.Messages {
 		if e.Seq == t.pos.Seq+1 {
 			t.pos.Seq = e.Seq

@@ -114,6 +114,13 @@ type Hub struct {
 	MaxReplyBytes    int
 	MaxReplyMessages int
 
+	// Identity, if set, names the user (or client) behind a connection,
+	// from the ctx of its first subscribe (where the application put it
+	// at sign-in: a ws.Server's upgrade request's values, say); never
+	// from what the client sends. KickIdentity uses it. Default (nil):
+	// connections are not told apart.
+	Identity func(ctx context.Context) string
+
 	mu      sync.Mutex
 	topics  map[string]*hubTopic
 	quiet   *list.List  // of *hubTopic: open topics nobody follows or uses now, oldest first

@@ -13,6 +13,7 @@ import (
 
 // hubConn is what a Hub keeps of one connection, until it ends.
 type hubConn struct {
+	id     string // Hub.Identity's answer for the connection
 	topics map[string]*membership
 	stop   func() bool // unregisters the Peer's AfterFunc
 }
@@ -44,6 +45,9 @@ func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult
 	if err := h.checkName(p.Topic); err != nil {
 		return SubscribeResult{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "topic.subscribe: "+err.Error(), nil)
 	}
+	if p.History < 0 {
+		return SubscribeResult{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "topic.subscribe: history is negative", nil)
+	}
 	if err := h.allow(ctx, p.Topic); err != nil {
 		return SubscribeResult{}, err
 	}
@@ -57,12 +61,12 @@ func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult
 	case err != nil:
 		return SubscribeResult{}, errUnavailable
 	}
-	m, err := h.join(peer, t)
+	m, err := h.join(ctx, peer, t)
 	if err != nil {
 		h.release(t)
 		return SubscribeResult{}, err
 	}
-	hist, err := t.log.Since(ctx, p.Since, h.limit())
+	hist, err := h.read(ctx, t.log, p)
 	h.joined(peer, m, err == nil)
 	h.release(t)
 	if err != nil {
@@ -77,6 +81,20 @@ func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult
 		r.Messages = []Entry{}
 	}
 	return r, nil
+}
+
+// read reads what a subscribe's reply carries: the messages after since,
+// or, when they cannot be recovered and p asks for history, the last of
+// the topic's messages (bounded as every reply is).
+func (h *Hub) read(ctx context.Context, l Log, p SubscribeParams) (History, error) {
+	if p.Since == nil && p.History > 0 {
+		return l.Tail(ctx, p.History, h.limit())
+	}
+	hist, err := l.Since(ctx, p.Since, h.limit())
+	if err != nil || hist.Recovered || p.History == 0 {
+		return hist, err
+	}
+	return l.Tail(ctx, p.History, h.limit())
 }
 
 // allow asks Allow, and maps its refusal to the error the client gets.
@@ -97,9 +115,13 @@ func (h *Hub) allow(ctx context.Context, name string) error {
 // join makes peer a follower of t, within MaxConnTopics, and counts a
 // subscribe in progress. A nil peer (a handler called outside a Peer)
 // follows nothing.
-func (h *Hub) join(peer *jsonrpc.Peer, t *hubTopic) (*membership, error) {
+func (h *Hub) join(ctx context.Context, peer *jsonrpc.Peer, t *hubTopic) (*membership, error) {
 	if peer == nil {
 		return nil, nil
+	}
+	var id string
+	if h.Identity != nil {
+		id = h.Identity(ctx) // not under h.mu: the application's code
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -108,7 +130,7 @@ func (h *Hub) join(peer *jsonrpc.Peer, t *hubTopic) (*membership, error) {
 	}
 	c := h.conns[peer]
 	if c == nil {
-		c = &hubConn{topics: make(map[string]*membership)}
+		c = &hubConn{id: id, topics: make(map[string]*membership)}
 		if h.conns == nil {
 			h.conns = make(map[*jsonrpc.Peer]*hubConn)
 		}

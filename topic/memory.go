@@ -152,6 +152,31 @@ func (l *memLog) Since(_ context.Context, since *Position, limit Limit) (History
 	return h, nil
 }
 
+// Tail returns the newest messages, at most n, within limit.
+func (l *memLog) Tail(_ context.Context, n int, limit Limit) (History, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.trim(time.Now())
+	h := History{Last: Position{Epoch: l.epoch, Seq: l.last}}
+	if limit.Messages > 0 {
+		n = min(n, limit.Messages)
+	}
+	n = min(n, len(l.entries))
+	start, bytes := len(l.entries), 0
+	for i := len(l.entries) - 1; i >= len(l.entries)-n; i-- {
+		size := len(l.entries[i].data)
+		if start < len(l.entries) && limit.Bytes > 0 && bytes+size > limit.Bytes {
+			break
+		}
+		start, bytes = i, bytes+size
+	}
+	first := l.last + 1 - uint64(len(l.entries)) // the seq of entries[0]
+	for i := start; i < len(l.entries); i++ {
+		h.Messages = append(h.Messages, Entry{Seq: first + uint64(i), Data: l.entries[i].data})
+	}
+	return h, nil
+}
+
 // Idle reports whether the log holds no message.
 func (l *memLog) Idle() bool {
 	l.mu.Lock()

@@ -84,12 +84,13 @@ type tsimPlan struct {
 	connTopics  int           // Hub.MaxConnTopics (0: the default)
 	maxTopics   int           // Hub.MaxTopics (0: the default)
 	maxBuffered int           // Follower.MaxBuffered (0: the default)
+	history     int           // Follower.History (0: no backlog)
 	ops         []tsimOp
 }
 
 func (p *tsimPlan) String() string {
-	return fmt.Sprintf("%d topics, %d clients, MaxQueue %d, MaxReplyMessages %d, MaxBytes %d, MaxAge %v, MaxConnTopics %d, MaxTopics %d, MaxBuffered %d, %d steps",
-		p.topics, p.clients, p.maxQueue, p.replyMsgs, p.maxBytes, p.maxAge, p.connTopics, p.maxTopics, p.maxBuffered, len(p.ops))
+	return fmt.Sprintf("%d topics, %d clients, MaxQueue %d, MaxReplyMessages %d, MaxBytes %d, MaxAge %v, MaxConnTopics %d, MaxTopics %d, MaxBuffered %d, History %d, %d steps",
+		p.topics, p.clients, p.maxQueue, p.replyMsgs, p.maxBytes, p.maxAge, p.connTopics, p.maxTopics, p.maxBuffered, p.history, len(p.ops))
 }
 
 func (p *tsimPlan) describe() string {
@@ -157,6 +158,11 @@ func tsimGenerate(seed uint64) *tsimPlan {
 			}
 		}
 		p.ops = append(p.ops, o)
+	}
+	// Drawn after the steps, so that a seed's steps are what they were
+	// before History was drawn.
+	if chance(50) {
+		p.history = between(1, 20)
 	}
 	return p
 }

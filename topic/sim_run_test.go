@@ -98,7 +98,7 @@ func newTsimWorld(p *tsimPlan) *tsimWorld {
 
 func (w *tsimWorld) newClient(id int) *tsimClient {
 	c := &tsimClient{w: w, id: id, cmux: jsonrpc.NewMux(), seen: make(map[string]topic.Position)}
-	c.f = &topic.Follower{MaxBuffered: w.plan.maxBuffered, OnMessage: c.onMessage, OnReset: c.onReset,
+	c.f = &topic.Follower{MaxBuffered: w.plan.maxBuffered, History: w.plan.history, OnMessage: c.onMessage, OnReset: c.onReset,
 		OnError: func(string, error) { w.count("refused later (OnError)") }}
 	c.f.Register(c.cmux)
 	return c

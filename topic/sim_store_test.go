@@ -67,6 +67,12 @@ func (l *tsimLog) Since(ctx context.Context, since *topic.Position, limit topic.
 	return l.inner.Since(ctx, since, limit)
 }
 
+func (l *tsimLog) Tail(ctx context.Context, n int, limit topic.Limit) (topic.History, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inner.Tail(ctx, n, limit)
+}
+
 func (l *tsimLog) Idle() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

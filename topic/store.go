@@ -34,6 +34,14 @@ type Log interface {
 	// misses nothing.
 	Since(ctx context.Context, since *Position, limit Limit) (History, error)
 
+	// Tail returns the log's last position and its last messages: at
+	// most n (and limit.Messages), the newest that fit in limit.Bytes
+	// (the newest one whatever its size), in seq order, with Recovered
+	// and More false. As with Since, every message with a seq above the
+	// Last it returns is delivered after Tail was called. n <= 0: no
+	// message.
+	Tail(ctx context.Context, n int, limit Limit) (History, error)
+
 	// Idle reports whether closing the log now would lose nothing a
 	// client could still recover: the Hub closes a log that has no
 	// subscriber once it is idle. A Memory log is idle once it holds no

@@ -2,7 +2,7 @@
 // side played frame by frame: node --test topics.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client, TimeoutError } from '../jsonrpc.js';
+import { Client, TimeoutError, KickedError } from '../jsonrpc.js';
 import { fakeWebSocket, settle, sleep, until } from './fakews.mjs';
 
 async function started(t, options = {}) {
@@ -163,3 +163,78 @@ for (const held of [false, true]) {
     assert.equal(WS.last.calls('topic.subscribe').length, 1, 'no subscribe again');
   });
 }
+
+// Issue 31.10: subscribe(topic, {history: N}) asks for the last N
+// messages with the first subscribe; the reply's backlog follows onReset
+// (at the position before its first message) through onMessage, in
+// order, before the live messages held meanwhile, each once. A
+// resubscribe whose position the server cannot recover asks again.
+test('history on the first subscription', async (t) => {
+  const { rpc, WS } = await started(t);
+  const seen = [];
+  const resets = [];
+  const sub = rpc.subscribe('chat', { history: 3, onMessage: (d, m) => seen.push(m.seq), onReset: (i) => resets.push(i.seq) });
+  const first = WS.last.calls('topic.subscribe')[0];
+  assert.deepEqual(first.params, { topic: 'chat', history: 3 });
+  live(WS.last, 'chat', 'E', 11); // live before the reply: held
+  live(WS.last, 'chat', 'E', 10); // a duplicate of the backlog's last
+  reply(WS.last, first.id, {
+    topic: 'chat', epoch: 'E', seq: 10, recovered: false,
+    messages: [{ seq: 8, data: 8 }, { seq: 9, data: 9 }, { seq: 10, data: 10 }],
+  });
+  await sub;
+  live(WS.last, 'chat', 'E', 12);
+  assert.deepEqual(resets, [7]);
+  assert.deepEqual(seen, [8, 9, 10, 11, 12]);
+  WS.last.close();
+  await until(() => WS.all.length === 2 && WS.last.calls('topic.subscribe').length === 1, 'the resubscribe');
+  const again = WS.last.calls('topic.subscribe')[0];
+  assert.deepEqual(again.params, { topic: 'chat', since: { epoch: 'E', seq: 12 }, history: 3 });
+  reply(WS.last, again.id, { topic: 'chat', epoch: 'F', seq: 2, recovered: false, messages: [{ seq: 1, data: 'a' }, { seq: 2, data: 'b' }] });
+  await settle();
+  assert.deepEqual(resets, [7, 0]);
+  assert.deepEqual(seen, [8, 9, 10, 11, 12, 1, 2]);
+  await assert.rejects(rpc.subscribe('bad', { history: -1 }), /history/);
+  await assert.rejects(rpc.subscribe('bad', { history: 1.5 }), /history/);
+});
+
+// Issue 31.10: the server's topic.kicked ends the subscription without
+// closing the connection: onError gets a KickedError with the reason (a
+// first subscribe still in flight rejects with it), later messages of
+// the topic are dropped, and the next connection does not subscribe to
+// it again; the other topics go on.
+test('a kick ends the subscription', async (t) => {
+  const { rpc, WS } = await started(t);
+  const errors = [];
+  const seen = [];
+  const room = rpc.subscribe('room', { onMessage: (d) => seen.push(d), onError: (e) => errors.push(e) });
+  const lobby = rpc.subscribe('lobby', { onMessage: (d) => seen.push(d) });
+  const [r, l] = WS.last.calls('topic.subscribe');
+  reply(WS.last, r.id, empty('room', 'E', 0));
+  reply(WS.last, l.id, empty('lobby', 'E', 0));
+  await room;
+  await lobby;
+  const kicked = (topic, reason) => WS.last.deliver(JSON.stringify({ jsonrpc: '2.0', method: 'topic.kicked', params: { topic, reason } }));
+  kicked('room', 'removed');
+  assert.equal(errors.length, 1);
+  assert.ok(errors[0] instanceof KickedError);
+  assert.equal(errors[0].topic, 'room');
+  assert.equal(errors[0].reason, 'removed');
+  live(WS.last, 'room', 'E', 1, 'late');
+  live(WS.last, 'lobby', 'E', 1, 'lobby');
+  assert.deepEqual(seen, ['lobby']);
+  assert.equal(WS.last.calls('topic.unsubscribe').length, 0, 'a kicked topic needs no unsubscribe');
+  // A first subscribe still in flight rejects with the kick.
+  const vip = rpc.subscribe('vip');
+  kicked('vip', 'no');
+  await assert.rejects(vip, KickedError);
+  kicked('nothing', 'ignored'); // not followed: nothing happens
+  WS.last.close();
+  await until(() => WS.all.length === 2 && WS.last.calls('topic.subscribe').length === 1, 'the resubscribe');
+  assert.deepEqual(WS.last.calls('topic.subscribe').map((c) => c.params.topic), ['lobby']);
+  // It can be subscribed again (the server's Allow decides).
+  const again = rpc.subscribe('room');
+  await settle();
+  reply(WS.last, WS.last.calls('topic.subscribe').at(-1).id, empty('room', 'E', 1));
+  await again;
+});

@@ -1,7 +1,7 @@
 // Type check of jsonrpc.d.ts against the uses the README shows: tsc
 // --noEmit (TestTypes). Never run, only compiled.
 import {
-  Client, connect, RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, LSPCancel, MCPCancel, Status,
+  Client, connect, RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, KickedError, LSPCancel, MCPCancel, Status,
   type CancelDialect, type ConnectionStatus, type Subscription, type StatusEvent,
 } from '../jsonrpc.js';
 
@@ -31,9 +31,10 @@ async function use(): Promise<void> {
   await a;
   if (b !== undefined) await b;
   const sub: Subscription = await rpc.subscribe<Note>('board', {
+    history: 50,
     onMessage: (data, { topic, epoch, seq }) => console.log(data.text, topic, epoch, seq + n),
     onReset: ({ recovered, seq }) => console.log(recovered === false, seq),
-    onError: (e) => console.log(e.code),
+    onError: (e) => console.log(e instanceof KickedError ? e.reason : e.code),
   });
   console.log(sub.position?.epoch, sub.topic, rpc.status === Status.connected, rpc.reconnects);
   await sub.unsubscribe();

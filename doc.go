@@ -1,10 +1,24 @@
 // Package jsonrpc implements JSON-RPC 2.0 as a symmetric Peer: one object
 // that is client and server at once on a single connection. Either side may
 // call, notify and serve the other, over any transport that moves whole
-// messages (see Conn): WebSocket (package ws) or stdio framings (package
-// stdio), or the in-memory Pipe.
+// messages (see Conn):
 //
-// The happy path:
+//   - WebSocket, package ws: ws.Server serves a Peer per connection,
+//     ws.Dial and ws.NewClient (which reconnects) make client Peers;
+//   - stdio, package stdio: LSP's Content-Length framing or one message
+//     per line (MCP's), on standard input and output, any reader and
+//     writer, or a child process (stdio.Command); stdio.Serve runs a Peer
+//     until the stream ends or a handler calls stdio.Exit;
+//   - HTTP, package httprpc: plain POST, one message per request
+//     (httprpc.Server, httprpc.Client), and MCP's Streamable HTTP sessions,
+//     in which either side calls the other (httprpc.SessionServer,
+//     httprpc.Dial);
+//   - the in-memory Pipe, for tests and examples.
+//
+// Package topic adds numbered broadcasts with history on top of any of
+// them, and package browser serves jsonrpc.js, the page's client.
+//
+// The happy path (Example runs it):
 //
 //	mux := jsonrpc.NewMux()
 //	jsonrpc.Register(mux, "add", func(ctx context.Context, p [2]int) (int, error) {
@@ -16,6 +30,21 @@
 //	var sum int
 //	err := client.Call(ctx, "add", []int{1, 2}, &sum) // sum == 3
 //	client.Close(); server.Wait()
+//
+// Over a real transport, only where the Peers come from changes:
+//
+//	http.Handle("/rpc", &ws.Server{Peer: jsonrpc.Options{Handler: mux}}) // a server Peer per connection
+//	client, err := ws.Dial(ctx, "ws://127.0.0.1:8080/rpc")                // a client Peer
+//
+//	os.Exit(stdio.Serve(stdio.Stdio(), jsonrpc.Options{Handler: mux}))   // a tool its parent starts
+//
+//	http.Handle("/mcp", &httprpc.SessionServer{Peer: jsonrpc.Options{Handler: mux}})
+//	client, err := httprpc.Dial(ctx, "http://127.0.0.1:8080/mcp") // then Call "initialize": a session starts with it
+//
+// A handler reaches its own Peer with PeerFromContext, to call or notify
+// the other side while it serves, and its request with RequestFromContext.
+// The README's guides (a browser app, an LSP-style tool, a tool server for
+// agents) build on this.
 //
 // # Concurrency
 //

@@ -1,10 +1,12 @@
 package docscheck_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -24,12 +26,27 @@ const root = "../.."
 
 // docs are the Markdown files whose backquoted names are checked, with
 // whether a bare or Type.Member name (no package qualifier) in them is
-// ours: bench/README.md names other libraries' types that way.
+// ours: bench/README.md names other libraries' types that way. Every
+// docs/*.md file is checked too, as README.md is (docFiles).
 var docs = map[string]bool{
 	"README.md":         true,
 	"cluster/README.md": true,
 	"bench/README.md":   false,
 	"httprpc/README.md": true,
+}
+
+// docFiles returns the docs table with every docs/*.md file added, bare
+// names ours.
+func docFiles(t *testing.T) map[string]bool {
+	files := maps.Clone(docs)
+	found, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		files["docs/"+filepath.Base(f)] = true
+	}
+	return files
 }
 
 // packages are the published packages, by the name the docs qualify with,
@@ -55,9 +72,12 @@ var elsewhere = map[string]string{
 }
 
 // TestDocs fails when a doc names, in backquotes, something that does not
-// exist. The docs are README.md, cluster/README.md, bench/README.md,
-// httprpc/README.md (outside fenced code blocks) and the package doc
-// comments of the published packages (the packages table). A backquoted
+// exist, links to a file or heading that does not exist, or quotes a
+// program that no longer holds what it quotes. The docs are README.md,
+// docs/*.md, cluster/README.md, bench/README.md, httprpc/README.md
+// (outside fenced code blocks; their links and snippets: see
+// checkMarkdown) and the package doc comments of the published packages
+// (the packages table). A backquoted
 // span, with a leading * or & and a trailing (…) or {…} taken off, is
 // checked when it is
 //
@@ -65,7 +85,7 @@ var elsewhere = map[string]string{
 //     off), which some _test.go file of the repository must declare;
 //   - qualified by one of our package names, jsonrpc.X, ws.X.Y: X must be
 //     an exported name of that package, Y a field or method of X;
-//   - in README.md, cluster/README.md and the package docs, a bare exported
+//   - in README.md, docs/*.md, cluster/README.md and the package docs, a bare exported
 //     name X or T.Y: an exported name, or a field or method (of T), of one
 //     of our packages (or a name in the elsewhere table);
 //   - a path: a span ending in a known file extension, which must exist
@@ -86,15 +106,13 @@ var elsewhere = map[string]string{
 func TestDocs(t *testing.T) {
 	api := loadAPI(t)
 	tests := loadTestNames(t)
-	for name, bare := range docs {
+	for name, bare := range docFiles(t) {
 		data, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, span := range markdownSpans(string(data)) {
-			if why := check(span, path.Dir(name), bare, api, tests); why != "" {
-				t.Errorf("%s: `%s`: %s", name, span, why)
-			}
+		for _, problem := range checkMarkdown(name, string(data), bare, api, tests) {
+			t.Error(problem)
 		}
 	}
 	for _, dir := range packages {
@@ -425,4 +443,18 @@ func loadTestNames(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	return names
+}
+
+// checkMarkdown returns the problems of the Markdown file name (relative
+// to the root) whose text is text: its backquoted spans (check), its
+// relative links (checkLinks) and its quoted snippets (checkSnippets).
+func checkMarkdown(name, text string, bare bool, api map[string]map[string]bool, tests map[string]bool) []string {
+	var problems []string
+	for _, span := range markdownSpans(text) {
+		if why := check(span, path.Dir(name), bare, api, tests); why != "" {
+			problems = append(problems, fmt.Sprintf("%s: `%s`: %s", name, span, why))
+		}
+	}
+	problems = append(problems, checkLinks(name, text)...)
+	return append(problems, checkSnippets(name, text)...)
 }

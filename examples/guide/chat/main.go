@@ -1,6 +1,7 @@
 // Command chat is the README's first guide: a browser chat room with
-// sign-in, a room whose news survives a drop, and a private topic per
-// user, on ws.Server, topic.Hub and the browser package's jsonrpc.js.
+// sign-in, a room whose last notes a page gets when it arrives and whose
+// news survives a drop, and a private topic per user, on ws.Server,
+// topic.Hub and the browser package's jsonrpc.js.
 //
 //	go run ./examples/guide/chat    # then open http://127.0.0.1:8080/ in two tabs
 //
@@ -14,6 +15,7 @@ import (
 	"flag"
 	"log"
 	"net/http"
+	"time"
 
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/browser"
@@ -39,7 +41,6 @@ func (a *app) routes() http.Handler {
 	a.hub.Register(mux) // topic.subscribe, topic.unsubscribe
 	jsonrpc.Register(mux, "chat.post", a.post)
 	jsonrpc.Register(mux, "chat.dm", a.dm)
-	jsonrpc.Register(mux, "chat.history", a.history)
 
 	h := http.NewServeMux()
 	h.Handle("/", http.FileServerFS(page))
@@ -51,7 +52,9 @@ func (a *app) routes() http.Handler {
 
 // newApp makes the app and its Hub. Topics are private by default: a Hub
 // with no Allow refuses every subscribe, so Allow says who may follow
-// what: everyone the room, each user their own topic and no other's.
+// what: everyone the room, each user their own topic and no other's. The
+// Hub keeps each topic's last day (up to 1 MiB): what a page that arrives
+// is shown, and what one that drops catches up on.
 func newApp() *app {
 	a := &app{sessions: map[string]string{}}
 	a.hub = &topic.Hub{
@@ -61,13 +64,13 @@ func newApp() *app {
 			}
 			return topic.ErrNoSuchTopic
 		},
+		Store: &topic.Memory{MaxAge: 24 * time.Hour},
 	}
 	return a
 }
 
 // Note is what the room and the private topics carry.
 type Note struct {
-	ID   uint64 `json:"id"`
 	From string `json:"from"`
 	Text string `json:"text"`
 }
@@ -89,7 +92,7 @@ func (a *app) post(ctx context.Context, p PostParams) (Note, error) {
 	if p.Text == "" || len(p.Text) > 1000 {
 		return Note{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "text: 1 to 1000 bytes", nil)
 	}
-	n := a.remember(Note{From: userFrom(ctx), Text: p.Text})
+	n := Note{From: userFrom(ctx), Text: p.Text}
 	_, err := a.hub.Publish(ctx, "room", n)
 	return n, err
 }
@@ -103,12 +106,4 @@ func (a *app) dm(ctx context.Context, p DMParams) (Note, error) {
 	n := Note{From: userFrom(ctx), Text: p.Text}
 	_, err := a.hub.Publish(ctx, "user:"+p.To, n)
 	return n, err
-}
-
-// history returns the room's last notes, for a page that starts or that
-// was away longer than the topic's history reaches.
-func (a *app) history(ctx context.Context, _ struct{}) ([]Note, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]Note{}, a.backlog...), nil
 }

@@ -82,8 +82,9 @@ func (m *member) next(t *testing.T) Note {
 }
 
 // TestChatRoomAndPrivateTopic: a signed-in user's post reaches the room
-// signed with their name and is in the history; a private note reaches
-// its user only; another user's private topic is refused.
+// signed with their name, and a user who arrives later gets it as the
+// room's backlog with the first subscription; a private note reaches its
+// user only; another user's private topic is refused.
 func TestChatRoomAndPrivateTopic(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -106,9 +107,15 @@ func TestChatRoomAndPrivateTopic(t *testing.T) {
 			t.Fatalf("room note %+v, sent %+v", n, sent)
 		}
 	}
-	var backlog []Note
-	if err := bob.peer.Call(ctx, "chat.history", nil, &backlog); err != nil || len(backlog) != 1 || backlog[0] != sent {
-		t.Fatalf("history %+v, %v", backlog, err)
+	// carol arrives later and gets the room's backlog with her first
+	// subscription, before anything live.
+	carol := join(t, ctx, srv, "carol")
+	carol.f.History = 50
+	if err := carol.f.Subscribe(ctx, carol.peer, "room"); err != nil {
+		t.Fatal(err)
+	}
+	if n := carol.next(t); n != sent {
+		t.Fatalf("carol's backlog %+v, want %+v", n, sent)
 	}
 	if err := alice.peer.Call(ctx, "chat.dm", DMParams{To: "bob", Text: "psst"}, nil); err != nil {
 		t.Fatal(err)

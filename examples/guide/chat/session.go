@@ -9,21 +9,15 @@ import (
 	"github.com/peerwire/jsonrpc/topic"
 )
 
-// maxSessions and maxBacklog bound what the app keeps in memory.
-const (
-	maxSessions = 10000
-	maxBacklog  = 50
-)
+// maxSessions bounds the sessions the app keeps in memory.
+const maxSessions = 10000
 
-// app is the chat's state: its Hub, the signed-in sessions and the room's
-// last notes.
+// app is the chat's state: its Hub and the signed-in sessions.
 type app struct {
 	hub *topic.Hub
 
 	mu       sync.Mutex
 	sessions map[string]string // session token -> user name
-	backlog  []Note            // the room's last maxBacklog notes
-	lastID   uint64
 }
 
 // userKey finds the signed-in user in a request's (and so a handler's) ctx.
@@ -72,17 +66,4 @@ func (a *app) requireSession(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, name)))
 	})
-}
-
-// remember numbers a room note and keeps it in the backlog.
-func (a *app) remember(n Note) Note {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.lastID++
-	n.ID = a.lastID
-	a.backlog = append(a.backlog, n)
-	if len(a.backlog) > maxBacklog {
-		a.backlog = a.backlog[len(a.backlog)-maxBacklog:]
-	}
-	return n
 }

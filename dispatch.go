@@ -118,6 +118,9 @@ type handlerCtx struct {
 	cancelled bool               // cancel was called; under cmu
 
 	remoteCancelled atomic.Bool // the remote side sent the dialect's cancel for it
+
+	after   []func() // AfterReply's, run once the reply has left; under cmu
+	replied bool     // they have run; under cmu
 }
 
 // handlerKey finds the handlerCtx in a ctx derived from one.

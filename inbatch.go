@@ -113,6 +113,7 @@ func (b *inBatch) element(i int) {
 		r = errorReply(t.msg.req.ID, errBatchOverBudget())
 	} else {
 		r = b.p.serve(t)
+		t.ctx.replyLeft() // counted with the batch's replies from here
 	}
 	b.replies[i] = r
 	if r != nil {

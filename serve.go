@@ -25,6 +25,9 @@ func (p *Peer) runJob(j job) {
 			}
 			p.out.sendReply(reply, j.read)
 		}
+		for i := range j.tasks {
+			j.tasks[i].ctx.replyLeft()
+		}
 	}
 	for _, r := range replies {
 		p.reply(r, j.read)

@@ -47,7 +47,7 @@ export class Topics {
     if (this.map.has(topic)) {
       return Promise.reject(new Error(`jsonrpc.js: already subscribed to topic ${JSON.stringify(topic)}: unsubscribe first`));
     }
-    const t = { name: topic, handlers, pos: null, gen: 0, inflight: false, buffer: [], first: null };
+    const t = { name: topic, handlers, pos: null, gen: 0, inflight: false, buffer: [], first: null, calls: new Set() };
     t.sub = {
       topic,
       get position() { return t.pos && { ...t.pos }; },
@@ -72,9 +72,19 @@ export class Topics {
     t.gen++;
     t.first?.reject(new ConnectionError('jsonrpc.js: unsubscribed before the first reply'));
     if (!this.client.socket) return;
-    const before = this.leaving.get(t.name);
+    return this.leave(t);
+  }
+
+  // leave sends t's topic.unsubscribe after the replies of its
+  // topic.subscribe calls in flight and of the topic's unsubscribe in
+  // flight, if any: the server runs calls concurrently, and an unsubscribe
+  // it ran alongside a subscribe of the same topic would not undo it
+  // before it ends. A subscribe of the topic waits for it (see
+  // subscribe). It resolves once the server has answered.
+  leave(t) {
+    const before = [this.leaving.get(t.name), ...t.calls];
     const call = (async () => {
-      await before;
+      await Promise.all(before);
       try {
         await this.client.call('topic.unsubscribe', { topic: t.name });
       } catch (e) {
@@ -97,15 +107,23 @@ export class Topics {
     const current = () => gen === t.gen && this.map.get(t.name) === t;
     const params = t.pos ? { topic: t.name, since: { ...t.pos } } : { topic: t.name };
     if (t.handlers.history > 0) params.history = t.handlers.history;
-    this.client.call('topic.subscribe', params).then((r) => current() && this.subscribed(t, r), (e) => {
+    const call = this.client.call('topic.subscribe', params);
+    const settled = call.then(() => {}, () => {}); // for leave: settled either way
+    t.calls.add(settled);
+    settled.then(() => t.calls.delete(settled));
+    call.then((r) => current() && this.subscribed(t, r), (e) => {
       if (!current()) return;
       t.inflight = false;
       if (e instanceof TimeoutError && t.first) {
         // The first subscribe settles: the caller decides. The server may
-        // have applied it late: take it back.
+        // still be running it, or have applied it late: take it back,
+        // after any other subscribe of it in flight (a subscribe of the
+        // topic waits for the take-back). This one's reply will not come
+        // here, so the server is what applies the take-back after it
+        // (topic.Hub does; a cancel dialect ends it first).
         this.map.delete(t.name);
         t.first.reject(e);
-        this.client.call('topic.unsubscribe', { topic: t.name }).catch(() => {});
+        if (this.client.socket) this.leave(t).catch(() => {});
         return;
       }
       if (e instanceof TimeoutError || e instanceof RPCError && !t.first && TRANSIENT.has(e.code)) {

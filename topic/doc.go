@@ -43,7 +43,10 @@
 // most MaxConnTopics (128) topics per connection and MaxTopics (10,000)
 // open in all, and subscribe replies of at most MaxReplyBytes (64 KiB) of
 // messages (and MaxReplyMessages, 1,000), a longer catch-up coming in
-// pages the client asks for one after the other. A topic nobody follows
+// pages the client asks for one after the other; a reply carries at least
+// one message, however large, so the replies one connection has built and
+// not yet queued for writing are bounded too (MaxConnReplyBytes, 1 MiB,
+// counted before they are built; a subscribe beyond it waits). A topic nobody follows
 // is released a minute after its last follower left once its history is
 // empty, by one timer per Hub, and a Memory history ages out on time
 // (MaxAge), so nothing a client opened outlives it for long.
@@ -89,8 +92,14 @@
 // dropping a seq it has seen, holding those that come while a subscribe
 // is in flight, and subscribing again (with since) on a gap, or without
 // since when the epoch changes. Calls on one connection run concurrently:
-// a client sends a topic's subscribe and unsubscribe one after the
-// other's reply. Follower does all of this.
+// a client sends a topic's subscribe after its unsubscribe's reply. An
+// unsubscribe that reaches the server while a subscribe of the same topic
+// on the same connection is in progress answers true and takes effect once
+// that subscribe ends (the subscribe replies as it would have), unless
+// another subscribe of the topic reached the server after it: so a client
+// may unsubscribe from a topic whose subscribe it gave up (a timeout, a
+// cancelled ctx) without waiting for the reply it will not get. Follower
+// does all of this.
 //
 // The server may remove a subscriber from a topic without ending its
 // connection (Hub.Kick, Hub.KickIdentity for all of a user's connections

@@ -177,7 +177,11 @@ func (f *Follower) Resubscribe(ctx context.Context, p *jsonrpc.Peer) error {
 
 // Unsubscribe stops following topic and, if p is not nil, calls
 // topic.unsubscribe on it; a Subscribe of the same topic waits for its
-// reply.
+// reply. It does not wait for a subscribe of the topic in flight (whose
+// reply, when it comes, is dropped): the Hub applies an unsubscribe that
+// overlaps a subscribe once that subscribe ends, and the Follower could
+// not know when that is anyway (a subscribe whose ctx ended is given up
+// here, not on the server).
 func (f *Follower) Unsubscribe(ctx context.Context, p *jsonrpc.Peer, topic string) error {
 	f.mu.Lock()
 	delete(f.topics, topic)

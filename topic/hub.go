@@ -14,11 +14,12 @@ import (
 
 // Defaults of a Hub's bounds.
 const (
-	DefaultMaxTopics        = 10000    // topics open at once, in all
-	DefaultMaxConnTopics    = 128      // topics one connection follows
-	DefaultMaxNameBytes     = 256      // bytes of a topic's name
-	DefaultMaxReplyBytes    = 64 << 10 // data bytes of one subscribe reply's messages
-	DefaultMaxReplyMessages = 1000     // messages in one subscribe reply
+	DefaultMaxTopics         = 10000    // topics open at once, in all
+	DefaultMaxConnTopics     = 128      // topics one connection follows
+	DefaultMaxNameBytes      = 256      // bytes of a topic's name
+	DefaultMaxReplyBytes     = 64 << 10 // data bytes of one subscribe reply's messages
+	DefaultMaxReplyMessages  = 1000     // messages in one subscribe reply
+	DefaultMaxConnReplyBytes = 1 << 20  // bytes of one connection's subscribe replies built and not yet queued
 )
 
 // A Hub is the server side of topics: it serves topic.subscribe and
@@ -61,11 +62,20 @@ const (
 // the duplicates (Follower does).
 //
 // Calls on one connection run concurrently: a client sends a topic's
-// topic.subscribe and topic.unsubscribe one after the other's reply
-// (Follower and jsonrpc.js do). When they overlap on the server anyway, an
+// topic.subscribe after the reply of its topic.unsubscribe (Follower and
+// jsonrpc.js do), and its unsubscribe after the reply of a subscribe in
+// flight when it has one (jsonrpc.js waits; a subscribe given up on its
+// ctx or a timeout has none). When they overlap on the server anyway, an
 // unsubscribe that finds a subscribe of the same topic on the same
-// connection still in progress leaves the subscription in place, so that a
-// subscribe that succeeded is never undone silently.
+// connection still in progress answers true and takes effect once that
+// subscribe ends: the subscribe replies as it would have, then the
+// connection leaves the topic, unless a subscribe of it joined after the
+// unsubscribe (the last to reach the Hub wins).
+//
+// A subscribe reply is counted against its connection's
+// MaxConnReplyBytes from before it is built until it is queued for
+// writing (hub_budget.go), so that a connection that sends subscribes and
+// reads nothing holds a bounded amount however large the messages.
 //
 // The zero value is a Hub with in-memory history and the default bounds,
 // that refuses every subscribe; set its fields before first use. A Hub is
@@ -88,11 +98,13 @@ type Hub struct {
 	MaxQueue int
 
 	// MaxTopics bounds the topics open at once, by Publish and
-	// subscribes together. When it is reached, topics nobody follows
-	// whose history is empty are released; if none is, a subscribe to
-	// another topic gets jsonrpc.CodeOverloaded and a Publish an error
-	// wrapping ErrTooManyTopics. Default: DefaultMaxTopics (10,000);
-	// negative: no bound.
+	// subscribes together. When it is reached, an open looks at a few of
+	// the topics nobody follows (the last to become so, and a few more in
+	// turn: a bounded cost per open) and releases those whose history is
+	// empty; if none is, a subscribe to another topic gets
+	// jsonrpc.CodeOverloaded and a Publish an error wrapping
+	// ErrTooManyTopics (the others are released by the Hub's timer).
+	// Default: DefaultMaxTopics (10,000); negative: no bound.
 	MaxTopics int
 
 	// MaxConnTopics bounds the topics one connection follows; beyond it a
@@ -121,10 +133,22 @@ type Hub struct {
 	// connections are not told apart.
 	Identity func(ctx context.Context) string
 
+	// MaxConnReplyBytes bounds the bytes of one connection's subscribe
+	// replies built and not yet queued for writing (where the Peer's
+	// Options.MaxOutboundBytes counts them), each counted at twice its
+	// encoded size before it is built: a subscribe that finds no room
+	// waits (its handler's ctx bounds the wait), and a reply larger than
+	// the whole budget goes alone. It is what keeps a connection that
+	// sends subscribes and reads nothing from making the server hold one
+	// built reply per handler, each as large as the largest message.
+	// Default: DefaultMaxConnReplyBytes (1 MiB); negative: no bound.
+	MaxConnReplyBytes int
+
 	mu      sync.Mutex
 	topics  map[string]*hubTopic
-	quiet   *list.List  // of *hubTopic: open topics nobody follows or uses now, oldest first
-	sweeper *time.Timer // releases quiet topics (hub_table.go)
+	quiet   *list.List    // of *hubTopic: open topics nobody follows or uses now, oldest first
+	cursor  *list.Element // in quiet: where sweepAtMax looks next (hub_table.go)
+	sweeper *time.Timer   // releases quiet topics (hub_table.go)
 	conns   map[*jsonrpc.Peer]*hubConn
 	closed  bool
 	mem     Memory // the default Store
@@ -191,7 +215,13 @@ func (h *Hub) Close() error {
 	h.closed = true
 	topics := h.topics
 	conns := h.conns
-	h.topics, h.quiet, h.conns = nil, nil, nil
+	h.topics, h.quiet, h.cursor, h.conns = nil, nil, nil, nil
+	for _, c := range conns {
+		if c.replyRoom != nil { // wake the subscribes waiting for room: they fail
+			close(c.replyRoom)
+			c.replyRoom = nil
+		}
+	}
 	if h.sweeper != nil {
 		h.sweeper.Stop()
 	}

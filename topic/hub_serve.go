@@ -13,9 +13,10 @@ import (
 
 // hubConn is what a Hub keeps of one connection, until it ends.
 type hubConn struct {
-	id     string // Hub.Identity's answer for the connection
-	topics map[string]*membership
-	stop   func() bool // unregisters the Peer's AfterFunc
+	id          string // Hub.Identity's answer for the connection
+	topics      map[string]*membership
+	stop        func() bool // unregisters the Peer's AfterFunc
+	replyBudget             // subscribe replies built and not yet queued (hub_budget.go)
 }
 
 // membership is one connection following one topic.
@@ -23,6 +24,7 @@ type membership struct {
 	t        *hubTopic
 	inflight int  // subscribes of it in progress
 	ok       bool // one of them succeeded
+	leave    bool // an unsubscribe came meanwhile: leave once they end
 }
 
 var (
@@ -67,10 +69,15 @@ func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult
 		return SubscribeResult{}, err
 	}
 	hist, err := h.read(ctx, t.log, p)
+	if err != nil {
+		err = errUnavailable
+	} else {
+		err = h.reserve(ctx, peer, replyCost(p.Topic, hist))
+	}
 	h.joined(peer, m, err == nil)
 	h.release(t)
 	if err != nil {
-		return SubscribeResult{}, errUnavailable
+		return SubscribeResult{}, err
 	}
 	r := SubscribeResult{Topic: p.Topic, Epoch: hist.Last.Epoch, Seq: hist.Last.Seq, Recovered: hist.Recovered,
 		Messages: hist.Messages, More: hist.More && len(hist.Messages) > 0}
@@ -148,11 +155,13 @@ func (h *Hub) join(ctx context.Context, peer *jsonrpc.Peer, t *hubTopic) (*membe
 		t.group.Add(peer)
 	}
 	m.inflight++
+	m.leave = false // this subscribe came after the unsubscribe: it holds
 	return m, nil
 }
 
-// joined ends a subscribe that join counted: one that failed takes the
-// follower out again unless another subscribe of it succeeded.
+// joined ends a subscribe that join counted: once none is in progress,
+// the follower is taken out again if none of them succeeded, or if an
+// unsubscribe came while they ran (and no subscribe after it).
 func (h *Hub) joined(peer *jsonrpc.Peer, m *membership, ok bool) {
 	if m == nil {
 		return
@@ -160,7 +169,7 @@ func (h *Hub) joined(peer *jsonrpc.Peer, m *membership, ok bool) {
 	h.mu.Lock()
 	m.inflight--
 	m.ok = m.ok || ok
-	if !m.ok && m.inflight == 0 {
+	if m.inflight == 0 && (!m.ok || m.leave) {
 		h.drop(peer, m)
 	}
 	h.mu.Unlock()
@@ -192,9 +201,10 @@ func (h *Hub) leave(peer *jsonrpc.Peer) {
 	h.mu.Unlock()
 }
 
-// unsubscribe serves topic.unsubscribe. It leaves in place a subscription
-// whose subscribe is still in progress (see Hub: the two overlapped, and
-// the subscribe's success must hold).
+// unsubscribe serves topic.unsubscribe. A subscription whose subscribe is
+// still in progress is left once that subscribe ends (see Hub: the two
+// overlapped; the subscribe replies as it would have, then the
+// unsubscribe takes effect), unless another subscribe joins meanwhile.
 func (h *Hub) unsubscribe(ctx context.Context, p UnsubscribeParams) (bool, error) {
 	if p.Topic == "" {
 		return false, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "topic.unsubscribe: topic is missing", nil)
@@ -202,7 +212,11 @@ func (h *Hub) unsubscribe(ctx context.Context, p UnsubscribeParams) (bool, error
 	peer := jsonrpc.PeerFromContext(ctx)
 	h.mu.Lock()
 	if c := h.conns[peer]; c != nil {
-		if m := c.topics[p.Topic]; m != nil && m.inflight == 0 {
+		switch m := c.topics[p.Topic]; {
+		case m == nil:
+		case m.inflight > 0:
+			m.leave = true
+		default:
 			h.drop(peer, m)
 		}
 	}

@@ -18,8 +18,14 @@ import (
 // closed; one whose log still holds history is looked at again a
 // quietGrace later. One timer per Hub (h.sweeper, armed only while some
 // topic is quiet) does this, so that what connections opened is freed
-// when nothing else happens; when MaxTopics is reached every quiet idle
-// topic is released at once, grace or not. The grace lets a client that
+// when nothing else happens. When MaxTopics is reached, an open that
+// needs room releases, grace or not, the idle topics among the few that
+// became quiet last (a client that opened topics and left) and the few at
+// a cursor that walks the quiet list, one step per such open (sweepAtMax):
+// a bounded cost per open, however many topics are quiet and however
+// often opens are refused, under the lock every topic's use needs (it
+// looked at every quiet topic before each refusal: 2,000 Idle calls a
+// refused subscribe with MaxTopics 2,000). The grace lets a client that
 // drops and comes back within it find its topic, and its epoch, as it
 // left them.
 
@@ -66,7 +72,7 @@ func (h *Hub) acquire(ctx context.Context, name string) (*hubTopic, error) {
 	}
 	var done []Log
 	if max := bound(h.MaxTopics, DefaultMaxTopics); max >= 0 && len(h.topics) >= max {
-		h.sweep(time.Time{}, &done)
+		h.sweepAtMax(&done)
 		if len(h.topics) >= max {
 			h.mu.Unlock()
 			closeLogs(done)
@@ -127,6 +133,9 @@ func (h *Hub) settle(t *hubTopic) {
 // unquiet takes t out of h.quiet: someone holds it again. h.mu held.
 func (h *Hub) unquiet(t *hubTopic) {
 	if t.quiet != nil {
+		if h.cursor == t.quiet {
+			h.cursor = t.quiet.Next()
+		}
 		h.quiet.Remove(t.quiet)
 		t.quiet = nil
 	}
@@ -157,8 +166,44 @@ func (h *Hub) sweepQuiet() {
 	closeLogs(done)
 }
 
+// atMaxLook is how many quiet topics sweepAtMax looks at, at each end.
+const atMaxLook = 8
+
+// sweepAtMax releases, when MaxTopics is reached, the idle topics among
+// the atMaxLook that became quiet last and the atMaxLook at h.cursor,
+// which it moves on (back to the front past the end), adding their logs to
+// done. h.mu held.
+func (h *Hub) sweepAtMax(done *[]Log) {
+	if h.quiet == nil {
+		return
+	}
+	e := h.quiet.Back()
+	for i := 0; e != nil && i < atMaxLook; i++ {
+		prev := e.Prev()
+		h.releaseIdle(e.Value.(*hubTopic), done)
+		e = prev
+	}
+	for i := 0; i < atMaxLook && h.quiet.Len() > 0; i++ {
+		if h.cursor == nil {
+			h.cursor = h.quiet.Front()
+		}
+		e := h.cursor
+		h.cursor = e.Next()
+		h.releaseIdle(e.Value.(*hubTopic), done)
+	}
+}
+
+// releaseIdle releases the quiet topic t if its log is idle. h.mu held.
+func (h *Hub) releaseIdle(t *hubTopic, done *[]Log) {
+	if t.log.Idle() {
+		h.unquiet(t)
+		delete(h.topics, t.name)
+		*done = append(*done, t.log)
+	}
+}
+
 // sweep releases the quiet topics that became quiet (or were looked at)
-// before cutoff, or every quiet one if cutoff is zero, whose log is idle,
+// before cutoff whose log is idle,
 // adding their logs to done (to close after h.mu); those whose log still
 // holds history go to the back, to be looked at again later. h.mu held.
 func (h *Hub) sweep(cutoff time.Time, done *[]Log) {
@@ -168,7 +213,7 @@ func (h *Hub) sweep(cutoff time.Time, done *[]Log) {
 	now := time.Now()
 	for n := h.quiet.Len(); n > 0; n-- {
 		t := h.quiet.Front().Value.(*hubTopic)
-		if !cutoff.IsZero() && t.since.After(cutoff) {
+		if t.since.After(cutoff) {
 			return
 		}
 		h.unquiet(t)

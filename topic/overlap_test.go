@@ -37,43 +37,72 @@ func (l heldLog) Since(ctx context.Context, since *topic.Position, limit topic.L
 	return l.Log.Since(ctx, since, limit)
 }
 
-// TestUnsubscribeDuringSubscribeKeepsIt (issue 30, finding 6): a
-// topic.unsubscribe that the server runs while a topic.subscribe of the
-// same topic on the same connection is still in progress does not undo
-// it: the subscribe's success holds, and later messages arrive.
-func TestUnsubscribeDuringSubscribeKeepsIt(t *testing.T) {
+// TestUnsubscribeDuringSubscribeTakesEffectAfterIt: a topic.unsubscribe
+// that the server runs while a topic.subscribe of the same topic on the
+// same connection is still in progress answers true and takes effect
+// once that subscribe ends: the subscribe replies success, and then the
+// connection no longer follows the topic (it kept it, answering true, on
+// cbdc8d1: review-rt's finding 1). A subscribe that joins after the
+// unsubscribe, while the first is still in progress, holds: the last to
+// reach the server wins, and a success is not undone by an unsubscribe
+// that came before it (issue 30, finding 6).
+func TestUnsubscribeDuringSubscribeTakesEffectAfterIt(t *testing.T) {
 	st := &heldStore{entered: make(chan struct{}), proceed: make(chan struct{})}
 	hub := &topic.Hub{Allow: allowAll, Store: st}
 	defer hub.Close()
 	pr := newPair(t, hub)
-	subscribed := make(chan error, 1)
-	go func() {
-		_, err := pr.subscribe(t, "t", nil)
-		subscribed <- err
-	}()
-	<-st.entered // the subscriber is added; its reply not yet made
-	if err := pr.client.Call(testCtx(t), topic.MethodUnsubscribe, topic.UnsubscribeParams{Topic: "t"}, nil); err != nil {
-		t.Fatal(err)
+	subscribeHeld := func() chan error {
+		subscribed := make(chan error, 1)
+		go func() {
+			_, err := pr.subscribe(t, "t", nil)
+			subscribed <- err
+		}()
+		<-st.entered // the subscriber is added; its reply not yet made
+		return subscribed
 	}
+	unsubscribe := func() {
+		t.Helper()
+		var ok bool
+		if err := pr.client.Call(testCtx(t), topic.MethodUnsubscribe, topic.UnsubscribeParams{Topic: "t"}, &ok); err != nil || !ok {
+			t.Fatalf("topic.unsubscribe: %v, %v", ok, err)
+		}
+	}
+
+	first := subscribeHeld()
+	unsubscribe()
+	if n := hub.Subscribers("t"); n != 1 {
+		t.Fatalf("%d subscribers while the subscribe is in progress, want 1", n)
+	}
+	second := subscribeHeld() // after the unsubscribe: it holds
 	close(st.proceed)
-	if err := <-subscribed; err != nil {
-		t.Fatal(err)
+	for _, c := range []chan error{first, second} {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
 	}
 	publish(t, hub, "t", "after")
-	select {
-	case m := <-pr.live:
-		if m.Seq != 1 {
-			t.Fatalf("live %+v, want seq 1", m)
-		}
-	case <-time.After(wait):
-		t.Fatalf("subscribe replied success, but the connection got no message (%d subscribers)", hub.Subscribers("t"))
+	if m := pr.next(t); m.Seq != 1 {
+		t.Fatalf("live %+v, want seq 1", m)
 	}
-	// Once no subscribe is in progress, unsubscribe does unsubscribe.
-	if err := pr.client.Call(testCtx(t), topic.MethodUnsubscribe, topic.UnsubscribeParams{Topic: "t"}, nil); err != nil {
+
+	// Without the second subscribe, the unsubscribe takes effect once
+	// the subscribe in progress has replied.
+	st.proceed = make(chan struct{})
+	unsubscribe()
+	third := subscribeHeld()
+	unsubscribe()
+	close(st.proceed)
+	if err := <-third; err != nil {
 		t.Fatal(err)
 	}
 	if n := hub.Subscribers("t"); n != 0 {
-		t.Fatalf("%d subscribers after unsubscribe", n)
+		t.Fatalf("%d subscribers once the subscribe that the unsubscribe overlapped has replied, want 0", n)
+	}
+	publish(t, hub, "t", "gone")
+	select {
+	case m := <-pr.live:
+		t.Fatalf("live %+v after the unsubscribe took effect", m)
+	case <-time.After(100 * time.Millisecond):
 	}
 }
 

@@ -1,0 +1,163 @@
+package otel
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/peerwire/jsonrpc"
+	otelapi "go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ScopeName is the instrumentation scope of the spans and metrics.
+const ScopeName = "github.com/peerwire/jsonrpc/otel"
+
+// durationBuckets are the bucket boundaries, in seconds, the conventions
+// advise for rpc.server.call.duration and rpc.client.call.duration.
+var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+
+// Telemetry makes the spans and metrics of the Peers whose Options list its
+// Interceptor. It is safe for concurrent use; one Telemetry may serve any
+// number of Peers.
+type Telemetry struct {
+	tracer         trace.Tracer
+	meter          metric.Meter
+	methods        map[string]struct{}
+	tc             *TraceContextDialect
+	prop           propagation.TextMapPropagator
+	serverAttrs    []attribute.KeyValue
+	serverDuration metric.Float64Histogram
+	clientDuration metric.Float64Histogram
+}
+
+// New returns the telemetry opts configure (at most one Options; none
+// gives the defaults). It fails if a metric instrument cannot be made or a
+// TraceContextDialect names no member.
+func New(opts ...Options) (*Telemetry, error) {
+	if len(opts) > 1 {
+		return nil, fmt.Errorf("otel: New takes at most one Options, got %d", len(opts))
+	}
+	var o Options
+	if len(opts) == 1 {
+		o = opts[0]
+	}
+	t := &Telemetry{methods: make(map[string]struct{}, len(o.Methods)), tc: o.TraceContext}
+	tp, mp := o.TracerProvider, o.MeterProvider
+	if tp == nil {
+		tp = otelapi.GetTracerProvider()
+	}
+	if mp == nil {
+		mp = otelapi.GetMeterProvider()
+	}
+	t.tracer = tp.Tracer(ScopeName)
+	t.meter = mp.Meter(ScopeName)
+	for _, m := range o.Methods {
+		t.methods[m] = struct{}{}
+	}
+	if t.tc != nil {
+		if t.tc.Member == "" {
+			return nil, fmt.Errorf("otel: the TraceContextDialect names no params member: set Member (MCPTraceContext uses \"_meta\")")
+		}
+		t.prop = t.tc.Propagator
+		if t.prop == nil {
+			t.prop = propagation.TraceContext{}
+		}
+	}
+	if o.ServerAddress != "" {
+		t.serverAttrs = append(t.serverAttrs, keyServerAddress.String(o.ServerAddress))
+		if o.ServerPort > 0 {
+			t.serverAttrs = append(t.serverAttrs, keyServerPort.Int(o.ServerPort))
+		}
+	} else if o.ServerPort != 0 {
+		return nil, fmt.Errorf("otel: ServerPort %d without a ServerAddress records nothing: set both", o.ServerPort)
+	}
+	var err error
+	t.serverDuration, err = t.meter.Float64Histogram("rpc.server.call.duration",
+		metric.WithUnit("s"), metric.WithDescription("Measures the duration of an incoming Remote Procedure Call (RPC)."),
+		metric.WithExplicitBucketBoundaries(durationBuckets...))
+	if err != nil {
+		return nil, fmt.Errorf("otel: failed to make rpc.server.call.duration: %w", err)
+	}
+	t.clientDuration, err = t.meter.Float64Histogram("rpc.client.call.duration",
+		metric.WithUnit("s"), metric.WithDescription("Measures the duration of an outgoing Remote Procedure Call (RPC)."),
+		metric.WithExplicitBucketBoundaries(durationBuckets...))
+	if err != nil {
+		return nil, fmt.Errorf("otel: failed to make rpc.client.call.duration: %w", err)
+	}
+	return t, nil
+}
+
+// Interceptor returns the jsonrpc.Interceptor that records every call and
+// notification a Peer sends (a CLIENT span, rpc.client.call.duration) and
+// serves (a SERVER span, rpc.server.call.duration), the elements of
+// batches included. Put it first in Options.Interceptors, so that the
+// others run inside its span.
+func (t *Telemetry) Interceptor() jsonrpc.Interceptor { return t.intercept }
+
+func (t *Telemetry) intercept(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
+	start := time.Now()
+	method, known := t.methodName(info.Method)
+	kind := trace.SpanKindServer
+	if info.Outbound {
+		kind = trace.SpanKindClient
+	} else if t.tc != nil {
+		ctx = t.extract(ctx, info.Params)
+	}
+	name := method
+	if !known {
+		name = "jsonrpc"
+	}
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs, attrSystem, keyMethod.String(method), attrVersion)
+	if !known {
+		attrs = append(attrs, keyMethodOriginal.String(info.Method))
+	}
+	if !info.ID.IsZero() && !info.ID.IsNull() {
+		attrs = append(attrs, keyRequestID.String(requestID(info.ID)))
+	}
+	if info.Outbound {
+		attrs = append(attrs, t.serverAttrs...)
+	}
+	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	if info.Outbound && t.tc != nil {
+		info.Params = t.inject(ctx, info.Params)
+	}
+	result, err := next(ctx)
+	metricAttrs := []attribute.KeyValue{attrSystem, keyMethod.String(method)}
+	if err != nil {
+		code, errType := classify(err, info.Outbound)
+		errAttrs := []attribute.KeyValue{keyErrorType.String(errType)}
+		if code != "" {
+			errAttrs = append(errAttrs, keyStatusCode.String(code))
+		}
+		span.SetAttributes(errAttrs...)
+		span.SetStatus(codes.Error, err.Error())
+		metricAttrs = append(metricAttrs, errAttrs...)
+	}
+	span.End()
+	d := time.Since(start).Seconds()
+	h := t.serverDuration
+	if info.Outbound {
+		h = t.clientDuration
+	}
+	h.Record(ctx, d, metric.WithAttributes(metricAttrs...))
+	return result, err
+}
+
+// requestID is the id as the conventions record it: a string id's text
+// without its quotes, a number's digits.
+func requestID(id jsonrpc.ID) string {
+	s := id.String()
+	if len(s) >= 2 && s[0] == '"' {
+		var v string
+		if err := jsonUnmarshal([]byte(s), &v); err == nil {
+			return v
+		}
+	}
+	return s
+}

@@ -123,7 +123,7 @@ func (t *Telemetry) intercept(ctx context.Context, info *jsonrpc.CallInfo, next 
 	if info.Outbound {
 		attrs = append(attrs, t.serverAttrs...)
 	}
-	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...), trace.WithTimestamp(start))
 	if info.Outbound && t.tc != nil {
 		info.Params = t.inject(ctx, info.Params)
 	}
@@ -139,13 +139,15 @@ func (t *Telemetry) intercept(ctx context.Context, info *jsonrpc.CallInfo, next 
 		span.SetStatus(codes.Error, err.Error())
 		metricAttrs = append(metricAttrs, errAttrs...)
 	}
-	span.End()
-	d := time.Since(start).Seconds()
+	end := time.Now()
 	h := t.serverDuration
 	if info.Outbound {
 		h = t.clientDuration
 	}
-	h.Record(ctx, d, metric.WithAttributes(metricAttrs...))
+	// The point, then the span, both of the same length, as the
+	// conventions ask.
+	h.Record(ctx, end.Sub(start).Seconds(), metric.WithAttributes(metricAttrs...))
+	span.End(trace.WithTimestamp(end))
 	return result, err
 }
 

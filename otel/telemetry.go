@@ -33,6 +33,7 @@ type Telemetry struct {
 	serverAttrs    []attribute.KeyValue
 	serverDuration metric.Float64Histogram
 	clientDuration metric.Float64Histogram
+	state          state
 }
 
 // New returns the telemetry opts configure (at most one Options; none
@@ -88,6 +89,9 @@ func New(opts ...Options) (*Telemetry, error) {
 		metric.WithExplicitBucketBoundaries(durationBuckets...))
 	if err != nil {
 		return nil, fmt.Errorf("otel: failed to make rpc.client.call.duration: %w", err)
+	}
+	if err := t.stateInstruments(); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -32,15 +32,6 @@ var (
 	attrVersion = keyProtocolVersion.String("2.0")
 )
 
-// methodName returns what rpc.method records for method, and whether it
-// is on the allow-list.
-func (t *Telemetry) methodName(method string) (string, bool) {
-	if _, ok := t.methods[method]; ok {
-		return method, true
-	}
-	return other, false
-}
-
 // errorKinds are the error.type values of errors that carry no JSON-RPC
 // code, in the order they are tested.
 var errorKinds = []struct {

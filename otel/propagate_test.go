@@ -175,4 +175,3 @@ func find(spans []sdktrace.ReadOnlySpan, name string, kind trace.SpanKind) sdktr
 	}
 	return nil
 }
-

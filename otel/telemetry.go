@@ -27,7 +27,8 @@ var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5,
 type Telemetry struct {
 	tracer         trace.Tracer
 	meter          metric.Meter
-	methods        map[string]struct{}
+	methods        map[string]*methodOpts
+	other          *methodOpts
 	tc             *TraceContextDialect
 	prop           propagation.TextMapPropagator
 	serverAttrs    []attribute.KeyValue
@@ -47,7 +48,7 @@ func New(opts ...Options) (*Telemetry, error) {
 	if len(opts) == 1 {
 		o = opts[0]
 	}
-	t := &Telemetry{methods: make(map[string]struct{}, len(o.Methods)), tc: o.TraceContext}
+	t := &Telemetry{methods: make(map[string]*methodOpts, len(o.Methods)), tc: o.TraceContext, other: newMethodOpts(other, false)}
 	tp, mp := o.TracerProvider, o.MeterProvider
 	if tp == nil {
 		tp = otelapi.GetTracerProvider()
@@ -58,7 +59,7 @@ func New(opts ...Options) (*Telemetry, error) {
 	t.tracer = tp.Tracer(ScopeName)
 	t.meter = mp.Meter(ScopeName)
 	for _, m := range o.Methods {
-		t.methods[m] = struct{}{}
+		t.methods[m] = newMethodOpts(m, true)
 	}
 	if t.tc != nil {
 		if t.tc.Member == "" {
@@ -105,54 +106,89 @@ func (t *Telemetry) Interceptor() jsonrpc.Interceptor { return t.intercept }
 
 func (t *Telemetry) intercept(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
 	start := time.Now()
-	method, known := t.methodName(info.Method)
-	kind := trace.SpanKindServer
+	m := t.methodOf(info.Method)
+	side := &m.server
 	if info.Outbound {
-		kind = trace.SpanKindClient
+		side = &m.client
 	} else if t.tc != nil {
 		ctx = t.extract(ctx, info.Params)
 	}
-	name := method
-	if !known {
-		name = "jsonrpc"
+	ctx, span := t.tracer.Start(ctx, m.spanName, side.start...)
+	recording := span.IsRecording()
+	if recording {
+		span.SetAttributes(attrVersion)
+		if !m.known {
+			span.SetAttributes(keyMethodOriginal.String(info.Method))
+		}
+		if !info.ID.IsZero() && !info.ID.IsNull() {
+			span.SetAttributes(keyRequestID.String(requestID(info.ID)))
+		}
+		if info.Outbound && len(t.serverAttrs) > 0 {
+			span.SetAttributes(t.serverAttrs...)
+		}
 	}
-	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs, attrSystem, keyMethod.String(method), attrVersion)
-	if !known {
-		attrs = append(attrs, keyMethodOriginal.String(info.Method))
-	}
-	if !info.ID.IsZero() && !info.ID.IsNull() {
-		attrs = append(attrs, keyRequestID.String(requestID(info.ID)))
-	}
-	if info.Outbound {
-		attrs = append(attrs, t.serverAttrs...)
-	}
-	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...), trace.WithTimestamp(start))
 	if info.Outbound && t.tc != nil {
 		info.Params = t.inject(ctx, info.Params)
 	}
 	result, err := next(ctx)
-	metricAttrs := []attribute.KeyValue{attrSystem, keyMethod.String(method)}
-	if err != nil {
-		code, errType := classify(err, info.Outbound)
-		errAttrs := []attribute.KeyValue{keyErrorType.String(errType)}
-		if code != "" {
-			errAttrs = append(errAttrs, keyStatusCode.String(code))
-		}
-		span.SetAttributes(errAttrs...)
-		span.SetStatus(codes.Error, err.Error())
-		metricAttrs = append(metricAttrs, errAttrs...)
-	}
-	end := time.Now()
 	h := t.serverDuration
 	if info.Outbound {
 		h = t.clientDuration
 	}
-	// The point, then the span, both of the same length, as the
-	// conventions ask.
-	h.Record(ctx, end.Sub(start).Seconds(), metric.WithAttributes(metricAttrs...))
-	span.End(trace.WithTimestamp(end))
+	if err == nil {
+		if h.Enabled(ctx) {
+			h.Record(ctx, time.Since(start).Seconds(), side.ok)
+		}
+		span.End()
+		return result, err
+	}
+	code, errType := classify(err, info.Outbound)
+	errAttrs := []attribute.KeyValue{keyErrorType.String(errType)}
+	if code != "" {
+		errAttrs = append(errAttrs, keyStatusCode.String(code))
+	}
+	if h.Enabled(ctx) {
+		h.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(append(errAttrs, attrSystem, keyMethod.String(m.name))...))
+	}
+	if recording {
+		span.SetAttributes(errAttrs...)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
 	return result, err
+}
+
+// methodOpts are what a method's spans and points start with, made once.
+type methodOpts struct {
+	name, spanName string
+	known          bool // on the allow-list
+	client, server sideOpts
+}
+
+type sideOpts struct {
+	start []trace.SpanStartOption
+	ok    metric.MeasurementOption // the point of a call that succeeded
+}
+
+func newMethodOpts(name string, known bool) *methodOpts {
+	m := &methodOpts{name: name, spanName: name, known: known}
+	if !known {
+		m.spanName = "jsonrpc"
+	}
+	attrs := trace.WithAttributes(attrSystem, keyMethod.String(name))
+	ok := metric.WithAttributeSet(attribute.NewSet(attrSystem, keyMethod.String(name)))
+	m.client = sideOpts{start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), attrs}, ok: ok}
+	m.server = sideOpts{start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), attrs}, ok: ok}
+	return m
+}
+
+// methodOf returns the options of method: its own if it is on the
+// allow-list, else those of _OTHER.
+func (t *Telemetry) methodOf(method string) *methodOpts {
+	if m, ok := t.methods[method]; ok {
+		return m
+	}
+	return t.other
 }
 
 // requestID is the id as the conventions record it: a string id's text

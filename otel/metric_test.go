@@ -35,7 +35,7 @@ func (r *rig) histograms(t *testing.T) (map[string]map[string]uint64, map[string
 			for _, dp := range h.DataPoints {
 				var kv []string
 				for _, a := range dp.Attributes.ToSlice() {
-					kv = append(kv, string(a.Key)+"="+a.Value.Emit())
+					kv = append(kv, string(a.Key)+"="+a.Value.String())
 				}
 				counts[m.Name][fmtSet(kv)] += dp.Count
 			}

@@ -32,6 +32,10 @@ type dispatcher struct {
 	parked int // handlers waiting for a reply, slot given back (see park)
 	closed bool
 
+	// pushBack is the time, in nanoseconds, the read loop has spent in
+	// waitForChange (Stats.PushBack).
+	pushBack atomic.Int64
+
 	// replyBytes are the bytes of handlers' replies waiting for room in
 	// the outbound queue (see sendQueue.sendReply): counted, not budgeted.
 	replyBytes int
@@ -253,6 +257,8 @@ func (d *dispatcher) waitForChange(max time.Duration) bool {
 	}
 	ch := d.changed
 	d.mu.Unlock()
+	start := time.Now()
+	defer func() { d.pushBack.Add(int64(time.Since(start))) }()
 	t := time.NewTimer(max)
 	defer t.Stop()
 	select {

@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite the api/*.txt files from the so
 const root = "../.."
 
 // TestAPI fails when the exported API of the published packages (the
-// library's and the cluster module's: apidump.Modules) differs from the
+// library's, the cluster module's and the otel module's: apidump.Modules) differs from the
 // files in api/, so that every change to the surface is seen in review. Its
 // report puts the incompatible changes (removed or changed lines) apart
 // from the compatible ones (added lines), as CHANGELOG.md's policy needs.

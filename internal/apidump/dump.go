@@ -11,9 +11,10 @@ import (
 )
 
 // Modules are the directories, relative to the repository root, of the
-// published modules whose packages have API files: the library and the
-// cluster module (examples/realtime, a command, has no API).
-var Modules = []string{".", "cluster"}
+// published modules whose packages have API files: the library, the
+// cluster module and the otel module (examples/realtime, a command, has no
+// API).
+var Modules = []string{".", "cluster", "otel"}
 
 // Dump returns the API file of every package that Packages finds in the
 // Modules below root, by the file's name relative to root. A package of

@@ -6,11 +6,11 @@
 //	GOWORK=off go -C internal/release run . release -dry-run v0.1.0  # what it would do
 //	GOWORK=off go -C internal/release run . release v0.1.0           # bump, check, commit, tag
 //	GOWORK=off go -C internal/release run . proxy DIR                # a file proxy of the tree
-//	GOWORK=off go -C internal/release run . tidy                     # go mod tidy in cluster, examples/realtime
+//	GOWORK=off go -C internal/release run . tidy                     # go mod tidy in cluster, otel, examples/realtime
 //
-// The published modules are the core, cluster and examples/realtime, all
-// released at one version, tagged in that order (v0.1.0, cluster/v0.1.0,
-// examples/realtime/v0.1.0) on one commit. RELEASING.md says the whole
+// The published modules are the core, cluster, otel and examples/realtime,
+// all released at one version, tagged in that order (v0.1.0,
+// cluster/v0.1.0, otel/v0.1.0, examples/realtime/v0.1.0) on one commit. RELEASING.md says the whole
 // process.
 //
 // proxy writes a module proxy in the file layout of GOPROXY=file://DIR
@@ -19,7 +19,7 @@
 // the go command zips a tag; it prints that version. .ci/proxycheck/run.sh
 // uses it to build a user's program from it.
 //
-// tidy runs go mod tidy in cluster and examples/realtime, which on their
+// tidy runs go mod tidy in cluster, otel and examples/realtime, which on their
 // own (GOWORK=off) require versions of our modules that the public proxy
 // may not have yet; it serves them from the tree (or, once tagged, from the
 // tag) through a file proxy. Before the version is tagged it leaves no

@@ -19,8 +19,8 @@ type releaseOpts struct {
 // every module.
 var checks = [][]string{
 	{"gofmt", "-l", "."},
-	{"go", "vet", "./...", "./cluster/...", "./examples/realtime/..."},
-	{"go", "test", "-race", "./...", "./cluster/...", "./examples/realtime/..."},
+	{"go", "vet", "./...", "./cluster/...", "./otel/...", "./examples/realtime/..."},
+	{"go", "test", "-race", "./...", "./cluster/...", "./otel/...", "./examples/realtime/..."},
 	{"bash", ".ci/proxycheck/run.sh"},
 }
 
@@ -92,11 +92,11 @@ func release(root, v string, o releaseOpts) error {
 		say("  %s", f)
 	}
 
-	say("\n# go mod tidy in cluster, then examples/realtime, against a file proxy of the tree at %s", v)
+	say("\n# go mod tidy in cluster, otel, then examples/realtime, against a file proxy of the tree at %s", v)
 	if err := tidy(work, v, false); err != nil {
 		return err
 	}
-	files := []string{"go.work", "cluster/go.mod", "cluster/go.sum", "examples/realtime/go.mod", "examples/realtime/go.sum"}
+	files := []string{"go.work", "cluster/go.mod", "cluster/go.sum", "otel/go.mod", "otel/go.sum", "examples/realtime/go.mod", "examples/realtime/go.sum"}
 	if o.dryRun {
 		for _, f := range files {
 			out, _ := exec.Command("git", "diff", "--no-index", "--no-color", "--",

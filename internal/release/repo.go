@@ -23,6 +23,7 @@ type mod struct {
 var mods = []mod{
 	{"github.com/peerwire/jsonrpc", "."},
 	{"github.com/peerwire/jsonrpc/cluster", "cluster"},
+	{"github.com/peerwire/jsonrpc/otel", "otel"},
 	{"github.com/peerwire/jsonrpc/examples/realtime", "examples/realtime"},
 }
 

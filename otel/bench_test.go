@@ -1,0 +1,61 @@
+package otel_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/otel"
+	"go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// BenchmarkW1 is bench/'s W1 (one call at a time over an in-memory pipe,
+// a small params and result) without the module, with it on no-op
+// providers, and with the SDK sampling every call and aggregating the
+// durations (spans go to no exporter).
+func BenchmarkW1(b *testing.B) {
+	sdkTP := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	sdkMP := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	defer sdkTP.Shutdown(context.Background())
+	defer sdkMP.Shutdown(context.Background())
+	cases := []struct {
+		name string
+		opts *otel.Options
+	}{
+		{"bare", nil},
+		{"noop", &otel.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: noop.NewMeterProvider(), Methods: []string{"add"}}},
+		{"sdk", &otel.Options{TracerProvider: sdkTP, MeterProvider: sdkMP, Methods: []string{"add"}}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			var co, so jsonrpc.Options
+			if c.opts != nil {
+				ct, err := otel.New(*c.opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				st, err := otel.New(*c.opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				co.Interceptors = []jsonrpc.Interceptor{ct.Interceptor()}
+				so.Interceptors = []jsonrpc.Interceptor{st.Interceptor()}
+			}
+			so.Handler = testMux(nil)
+			x, y := jsonrpc.Pipe()
+			client, server := jsonrpc.NewPeer(x, co), jsonrpc.NewPeer(y, so)
+			defer func() { client.Close(); server.Close(); client.Wait(); server.Wait() }()
+			ctx := context.Background()
+			var sum int
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := client.Call(ctx, "add", [2]int{1, 2}, &sum); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

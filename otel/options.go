@@ -1,0 +1,50 @@
+package otel
+
+import (
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Options configure the telemetry of New. The zero value works: the global
+// providers, every method recorded as _OTHER, no trace context on the wire.
+type Options struct {
+	// TracerProvider makes the spans. Default: the global one
+	// (go.opentelemetry.io/otel.GetTracerProvider), a no-op until the
+	// application installs an SDK.
+	TracerProvider trace.TracerProvider
+	// MeterProvider makes the metrics. Default: the global one
+	// (go.opentelemetry.io/otel.GetMeterProvider).
+	MeterProvider metric.MeterProvider
+	// Methods are the method names recorded as rpc.method and used as span
+	// names. JSON-RPC method names are chosen by the remote side, so any
+	// other method is recorded as "_OTHER", its name kept in the span
+	// attribute rpc.method_original (never in a metric). Default: none.
+	Methods []string
+	// TraceContext carries the W3C trace context of calls and
+	// notifications in their params, and takes it from those served as
+	// their parent. Default: nil, nothing added to params or taken from
+	// them. MCPTraceContext is MCP's (params._meta, SEP-414).
+	TraceContext *TraceContextDialect
+	// ServerAddress and ServerPort, for a Peer that dialled a server, name
+	// the address it dialled (server.address, server.port on its client
+	// spans). Default: unset; a served side never sets them from the
+	// connection, as the conventions ask.
+	ServerAddress string
+	ServerPort    int
+}
+
+// A TraceContextDialect says where a call's trace context travels.
+type TraceContextDialect struct {
+	// Member is the params member, an object, that holds the propagator's
+	// fields ("traceparent", "tracestate"). Params that are not a JSON
+	// object (an array) carry no trace context.
+	Member string
+	// Propagator writes and reads the fields. Default: W3C Trace Context
+	// (propagation.TraceContext).
+	Propagator propagation.TextMapPropagator
+}
+
+// MCPTraceContext is the Model Context Protocol's trace context, as SEP-414
+// specifies: "traceparent" and "tracestate" in params._meta.
+var MCPTraceContext = &TraceContextDialect{Member: "_meta"}

@@ -23,6 +23,7 @@ type membership struct {
 	t        *hubTopic
 	inflight int  // subscribes of it in progress
 	ok       bool // one of them succeeded
+	presence bool // counted in the topic's presence (hub_presence.go)
 }
 
 var (
@@ -66,10 +67,11 @@ func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult
 		h.release(t)
 		return SubscribeResult{}, err
 	}
+	perr := h.presenceJoined(ctx, m)
 	hist, err := h.read(ctx, t.log, p)
-	h.joined(peer, m, err == nil)
+	h.joined(peer, m, err == nil && perr == nil)
 	h.release(t)
-	if err != nil {
+	if err != nil || perr != nil {
 		return SubscribeResult{}, errUnavailable
 	}
 	r := SubscribeResult{Topic: p.Topic, Epoch: hist.Last.Epoch, Seq: hist.Last.Seq, Recovered: hist.Recovered,
@@ -123,6 +125,10 @@ func (h *Hub) join(ctx context.Context, peer *jsonrpc.Peer, t *hubTopic) (*membe
 	if h.Identity != nil {
 		id = h.Identity(ctx) // not under h.mu: the application's code
 	}
+	pres, err := h.presenceOn(t.name) // the application's code too
+	if err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -142,10 +148,13 @@ func (h *Hub) join(ctx context.Context, peer *jsonrpc.Peer, t *hubTopic) (*membe
 		if max := bound(h.MaxConnTopics, DefaultMaxConnTopics); max >= 0 && len(c.topics) >= max {
 			return nil, errConnTopics
 		}
-		m = &membership{t: t}
+		m = &membership{t: t, presence: pres}
 		c.topics[t.name] = m
 		t.subs++
 		t.group.Add(peer)
+		if pres {
+			h.presenceAdd(t.name, c.id)
+		}
 	}
 	m.inflight++
 	return m, nil
@@ -176,6 +185,9 @@ func (h *Hub) drop(peer *jsonrpc.Peer, m *membership) {
 	m.t.group.Remove(peer)
 	m.t.subs--
 	h.settle(m.t)
+	if m.presence {
+		h.presenceRemove(m.t.name, c.id)
+	}
 }
 
 // leave forgets a connection that ended, and what only it held.
@@ -187,6 +199,9 @@ func (h *Hub) leave(peer *jsonrpc.Peer) {
 		for _, m := range c.topics {
 			m.t.subs--
 			h.settle(m.t)
+			if m.presence {
+				h.presenceRemove(m.t.name, c.id)
+			}
 		}
 	}
 	h.mu.Unlock()

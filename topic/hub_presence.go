@@ -32,6 +32,7 @@ type presTopic struct {
 	dirty  map[string]bool
 	stored map[string]bool // identities joined in the store (pt.sync)
 	sync   sync.Mutex      // held while calling the store for this topic
+	queued bool            // a background sync is started and has not taken pt.sync yet (h.mu)
 	stop   func()          // ends the store's Watch (pt.sync)
 
 	watching bool            // present and told are set (h.mu)
@@ -113,16 +114,18 @@ func (h *Hub) presenceRemove(name, id string) {
 		}
 		pt.dirty[id] = true
 	}
-	if h.closed {
-		return
+	if h.closed || pt.queued {
+		return // a background sync that has not started yet will see it
 	}
+	pt.queued = true
 	if h.presCtx == nil {
 		h.presCtx, h.presCancel = context.WithCancel(context.Background())
 	}
 	h.presWG.Add(1)
+	ctx := h.presCtx
 	go func() {
 		defer h.presWG.Done()
-		h.presenceSync(h.presCtx, pt) // an error: see presenceSync
+		h.presenceSync(ctx, pt) // an error: see presenceSync
 	}()
 }
 
@@ -135,6 +138,7 @@ func (h *Hub) presenceSync(ctx context.Context, pt *presTopic) error {
 	pt.sync.Lock()
 	defer pt.sync.Unlock()
 	h.mu.Lock()
+	pt.queued = false // from here on, what changes is seen below
 	subs, gone := pt.subs, pt.gone
 	h.mu.Unlock()
 	if gone {

@@ -201,6 +201,35 @@ export interface SubscribeHandlers<T = unknown> {
    * no reply within the timeout, are tried again after a delay that grows
    * as reconnection's does instead.) */
   onError?: (error: RPCError | KickedError) => void;
+  /** Who joined and left the topic (topic.presence), on a topic the
+   * server has presence on: the net changes of a short window, each list
+   * at most the server's cap (100 by default; more: true when cut). */
+  onPresence?: (event: PresenceEvent) => void;
+}
+
+/** A topic.presence: identities (the server's names for users) that
+ * joined and left, sorted; count present after it; version one more per
+ * event of the topic. */
+export interface PresenceEvent {
+  topic: string;
+  joined: string[];
+  left: string[];
+  count: number;
+  /** A list was cut: ask presence() for the list. */
+  more: boolean;
+  version: number;
+}
+
+/** A topic.members reply: the identities present as of the event of
+ * version (apply the events of a higher version to it), the first of
+ * them sorted, more: true when the server's cap cut the list (count
+ * says how many in all). */
+export interface Presence {
+  topic: string;
+  members: string[];
+  count: number;
+  more: boolean;
+  version: number;
 }
 
 export interface Subscription {
@@ -209,6 +238,10 @@ export interface Subscription {
   readonly position: Position | null;
   /** Ends the subscription (topic.unsubscribe when connected). */
   unsubscribe(): Promise<void>;
+  /** Who is present on the topic (topic.members): rejects with the
+   * server's RPCError -32001 if it has no presence on the topic, and with
+   * an Error once the subscription has ended. */
+  presence(): Promise<Presence>;
 }
 
 /** A JSON-RPC 2.0 peer over a WebSocket that it opens again, with

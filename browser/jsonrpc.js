@@ -85,6 +85,7 @@ export class Client extends EventTarget {
     this.openedAt = 0;    // when the open connection opened
     this.on('topic.message', (m) => this.topics.message(m));
     this.on('topic.kicked', (k) => this.topics.kicked(k));
+    this.on('topic.presence', (e) => this.topics.presence(e));
     this.beat = null;
     this.onNetwork = (e) => this.network(e.type === 'online');
   }

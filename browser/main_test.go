@@ -60,7 +60,8 @@ func runNode(t *testing.T, timeout time.Duration, env []string, args ...string) 
 // TestNode runs the client's tests with node's own test runner against a
 // real Go server (testServer): test/client.test.mjs over WebSocket (calls,
 // errors, timeouts, AbortSignal and the cancel reaching the handler's
-// ctx, reconnection, calls from the server, subscriptions with recovery),
+// ctx, reconnection, calls from the server, subscriptions with recovery,
+// presence),
 // and against a fake socket (test/fakews.mjs): test/unit.test.mjs (exact
 // ids), test/replies.test.mjs (malformed replies, the other side's
 // cancels of big and odd ids), test/reconnect.test.mjs (backoff across
@@ -69,7 +70,7 @@ func runNode(t *testing.T, timeout time.Duration, env []string, args ...string) 
 // loop after a restart, timeouts that settle or back off, one
 // subscription per topic, a subscribe after an unsubscribe's reply,
 // paged catch-ups, history on the first subscription, a kick that ends a
-// subscription).
+// subscription, presence events and presence()).
 func TestNode(t *testing.T) {
 	s := startTestServer(t)
 	runNode(t, 120*time.Second, []string{"JSONRPC_BASE=" + s.hs.URL},

@@ -52,6 +52,10 @@ func startTestServer(t *testing.T) *testServer {
 			}
 			return nil
 		},
+		// Presence on the topics "presence-*", by the user the page
+		// names in the URL's query (?user=): a test stand-in for sign-in.
+		Identity: func(ctx context.Context) string { u, _ := ctx.Value(userKey{}).(string); return u },
+		Presence: func(name string) bool { return strings.HasPrefix(name, "presence-") },
 	}
 	mux := http.NewServeMux()
 	for path, cancel := range map[string]*jsonrpc.CancelDialect{"/rpc": jsonrpc.LSPCancel, "/mcp": jsonrpc.MCPCancel, "/plain": nil, "/real": jsonrpc.LSPCancel} {
@@ -187,9 +191,12 @@ func (s *testServer) unlessRefusing(h http.Handler) http.Handler {
 			http.Error(w, "refusing connections (test)", http.StatusServiceUnavailable)
 			return
 		}
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, r.URL.Query().Get("user"))))
 	})
 }
+
+// userKey is the ctx key of the user a page names (?user=).
+type userKey struct{}
 
 // publish: POST /control/publish?topic=T[&quiet=1][&real=1] with the
 // message's JSON as the body; answers the message's seq. real publishes

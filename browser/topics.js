@@ -1,5 +1,6 @@
 // topics.js: the client side of the topic protocol for jsonrpc.js
-// (topic.subscribe, topic.unsubscribe, topic.message; TOPICS in the
+// (topic.subscribe, topic.unsubscribe, topic.message, topic.presence,
+// topic.members; TOPICS in the
 // repository's README): a position (epoch, seq) per topic, subscribed
 // again with it on every connection, every message applied exactly once
 // and in order. MIT licence, part of github.com/peerwire/jsonrpc.
@@ -52,6 +53,7 @@ export class Topics {
       topic,
       get position() { return t.pos && { ...t.pos }; },
       unsubscribe: () => this.unsubscribe(t),
+      presence: () => this.members(t),
     };
     const promise = new Promise((resolve, reject) => { t.first = { resolve, reject }; });
     this.map.set(topic, t);
@@ -213,6 +215,29 @@ export class Topics {
     } catch (err) {
       console.error(`jsonrpc.js: onError of topic ${t.name} failed:`, err);
     }
+  }
+
+  // presence takes a topic.presence notification's params: who joined
+  // and left a topic with presence on the server; onPresence gets them.
+  presence(p) {
+    const t = p && this.map.get(p.topic);
+    if (!t || !t.handlers.onPresence) return;
+    const list = (v) => (Array.isArray(v) ? v.filter((id) => typeof id === 'string') : []);
+    try {
+      t.handlers.onPresence({ topic: t.name, joined: list(p.joined), left: list(p.left),
+        count: p.count, more: p.more === true, version: p.version });
+    } catch (e) {
+      console.error(`jsonrpc.js: onPresence of topic ${t.name} failed:`, e);
+    }
+  }
+
+  // members is Subscription.presence: topic.members, for a topic this
+  // Client follows.
+  async members(t) {
+    if (this.map.get(t.name) !== t) throw new Error(`jsonrpc.js: not subscribed to topic ${JSON.stringify(t.name)}`);
+    const r = await this.client.call('topic.members', { topic: t.name });
+    return { topic: t.name, members: Array.isArray(r?.members) ? r.members : [], count: r?.count ?? 0,
+      more: r?.more === true, version: r?.version ?? 0 };
   }
 
   // offer takes one live message m of t: buffered while a subscribe is in

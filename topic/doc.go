@@ -108,6 +108,27 @@
 // itself (TestHubKick, TestHubKickIdentity). A later subscribe is refused
 // if Allow refuses it: revoke there first.
 //
+// # Presence
+//
+// On the topics Hub.Presence turns it on for (none by default), the Hub
+// tracks who follows them by Hub.Identity, the user the server signed in
+// (never a name the client sends): a user with three connections is
+// present once, and leaves when the last one goes. The topic's
+// subscribers get topic.presence PresenceParams {"topic", "joined",
+// "left", "count", "more", "version"}: the net changes of a window
+// (Hub.PresenceWindow, 250 ms), each list at most Hub.MaxPresence (100)
+// long, so that a client reconnecting in a loop costs the others at most
+// one notification per window (TestPresenceFlappingBounded). A subscriber
+// asks topic.members with MembersParams {"topic"} for a MembersResult
+// {"topic", "members", "count", "more", "version"}, capped the same way
+// (TestPresenceMembersBounded); others get CodeNoSuchTopic. The server
+// reads Hub.Present; Follower.OnPresence and Follower.Members are the Go
+// client's. A PresenceStore keeps who is present: MemoryPresence by
+// default; Hubs that share one share presence (TestPresenceAcrossHubs).
+// A Hub with Presence and no Identity is a configuration error: Register
+// panics, and a subscribe to such a topic is refused
+// (TestPresenceNeedsIdentity).
+//
 // A subscriber whose queue is full (Hub.MaxQueue) is dropped as a
 // jsonrpc.Group drops a member: its connection ends with a cause wrapping
 // jsonrpc.ErrSlowConsumer. When it comes back with its position, it

@@ -67,6 +67,13 @@ type Follower struct {
 	// dropped with the topic.
 	OnError func(topic string, err error)
 
+	// OnPresence, if set, is called with every topic.presence of a
+	// followed topic (on the topics the server's Hub.Presence turns
+	// presence on for): who joined and left it. Members asks for the
+	// list. Called one at a time with OnMessage, in the order the server
+	// sent them.
+	OnPresence func(PresenceParams)
+
 	// History, if positive, asks for a backlog: every subscribe that has
 	// no position (the first) or whose position cannot be recovered
 	// (another epoch) asks for the topic's last History messages, and

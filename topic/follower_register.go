@@ -35,14 +35,16 @@ func (fh *followerHandler) ServeRPC(ctx context.Context, req *jsonrpc.Request) (
 	return fh.h.ServeRPC(ctx, req)
 }
 
-// Register registers the Follower's handlers on m: the topic.message and
-// topic.kicked notifications. m must be the Mux that serves the
-// connections the Follower subscribes on (their jsonrpc.Options.Handler):
-// Subscribe fails with ErrNotRegistered otherwise. Like Mux.Handle, it
-// panics if m has these methods already (another Follower's, say).
+// Register registers the Follower's handlers on m: the topic.message,
+// topic.kicked and topic.presence notifications. m must be the Mux that
+// serves the connections the Follower subscribes on (their
+// jsonrpc.Options.Handler): Subscribe fails with ErrNotRegistered
+// otherwise. Like Mux.Handle, it panics if m has these methods already
+// (another Follower's, say).
 func (f *Follower) Register(m *jsonrpc.Mux) {
 	m.Handle(MethodMessage, &followerHandler{f: f, h: notification(f.message)})
 	m.Handle(MethodKicked, &followerHandler{f: f, h: notification(f.kicked)})
+	m.Handle(MethodPresence, &followerHandler{f: f, h: notification(f.presence)})
 	f.registered.Store(true)
 }
 

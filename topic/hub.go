@@ -144,6 +144,35 @@ type Hub struct {
 	// Default: DefaultMaxConnReplyBytes (1 MiB); negative: no bound.
 	MaxConnReplyBytes int
 
+	// Presence, if set, turns presence on for the topics it answers true
+	// for: the Hub tracks who (by Identity: a user with three connections
+	// is present once, until the last goes) follows them, sends their
+	// subscribers topic.presence when identities join or leave, and
+	// answers their topic.members (see MethodPresence, MethodMembers,
+	// Present). A connection whose Identity is "" follows the topic
+	// without being listed. It needs Identity: Register panics without
+	// it, and a subscribe to such a topic is refused. Default (nil):
+	// presence is off, topic.members refused, and nothing is tracked.
+	Presence func(topic string) bool
+
+	// PresenceStore keeps who is present, shared by the Hubs that share
+	// it: the cluster module's keeps it in NATS KV for every node.
+	// Default: a MemoryPresence of the Hub's own.
+	PresenceStore PresenceStore
+
+	// MaxPresence bounds the identities one topic.members reply lists,
+	// and each list (joined, left) of one topic.presence; "more" says a
+	// list was cut. Default: DefaultMaxPresence (100); negative: no
+	// bound.
+	MaxPresence int
+
+	// PresenceWindow is how long the presence changes of a topic gather
+	// before they go out as one topic.presence, net (an identity that
+	// joined and left within it is not sent): the subscribers of a topic
+	// get at most one topic.presence per window, however often a client
+	// reconnects. Default: DefaultPresenceWindow (250 ms).
+	PresenceWindow time.Duration
+
 	mu      sync.Mutex
 	topics  map[string]*hubTopic
 	quiet   *list.List    // of *hubTopic: open topics nobody follows or uses now, oldest first
@@ -152,16 +181,28 @@ type Hub struct {
 	conns   map[*jsonrpc.Peer]*hubConn
 	closed  bool
 	mem     Memory // the default Store
+
+	pres       map[string]*presTopic // topics with presence that a connection follows (hub_presence.go)
+	presMem    MemoryPresence        // the default PresenceStore
+	presCtx    context.Context       // of the background syncs, ended by Close
+	presCancel context.CancelFunc
+	presWG     sync.WaitGroup // the background syncs
 }
 
 // AllowAll is an Allow that lets every connection follow every topic: the
 // open behaviour, for an application whose topics are all public.
 func AllowAll(context.Context, string) error { return nil }
 
-// Register registers topic.subscribe and topic.unsubscribe on m.
+// Register registers topic.subscribe, topic.unsubscribe and
+// topic.members on m. It panics on a Hub with Presence and no Identity,
+// which could not tell whose a connection is.
 func (h *Hub) Register(m *jsonrpc.Mux) {
+	if h.Presence != nil && h.Identity == nil {
+		panic("topic: a Hub with Presence needs Identity, to tell whose a connection is")
+	}
 	jsonrpc.Register(m, MethodSubscribe, h.subscribe)
 	jsonrpc.Register(m, MethodUnsubscribe, h.unsubscribe)
+	jsonrpc.Register(m, MethodMembers, h.members)
 }
 
 // Publish appends data (marshalled with encoding/json; a json.RawMessage
@@ -225,10 +266,12 @@ func (h *Hub) Close() error {
 	if h.sweeper != nil {
 		h.sweeper.Stop()
 	}
+	pres, cancel := h.stopPresence()
 	h.mu.Unlock()
 	for _, c := range conns {
 		c.stop()
 	}
+	h.closePresence(pres, cancel)
 	var errs []error
 	for _, t := range topics {
 		<-t.ready

@@ -25,6 +25,7 @@ type membership struct {
 	inflight int  // subscribes of it in progress
 	ok       bool // one of them succeeded
 	leave    bool // an unsubscribe came meanwhile: leave once they end
+	presence bool // counted in the topic's presence (hub_presence.go)
 }
 
 var (
@@ -68,8 +69,9 @@ func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult
 		h.release(t)
 		return SubscribeResult{}, err
 	}
+	perr := h.presenceJoined(ctx, m)
 	hist, err := h.read(ctx, t.log, p)
-	if err != nil {
+	if err != nil || perr != nil {
 		err = errUnavailable
 	} else {
 		err = h.reserve(ctx, peer, replyCost(p.Topic, hist))
@@ -130,6 +132,10 @@ func (h *Hub) join(ctx context.Context, peer *jsonrpc.Peer, t *hubTopic) (*membe
 	if h.Identity != nil {
 		id = h.Identity(ctx) // not under h.mu: the application's code
 	}
+	pres, err := h.presenceOn(t.name) // the application's code too
+	if err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -149,10 +155,13 @@ func (h *Hub) join(ctx context.Context, peer *jsonrpc.Peer, t *hubTopic) (*membe
 		if max := bound(h.MaxConnTopics, DefaultMaxConnTopics); max >= 0 && len(c.topics) >= max {
 			return nil, errConnTopics
 		}
-		m = &membership{t: t}
+		m = &membership{t: t, presence: pres}
 		c.topics[t.name] = m
 		t.subs++
 		t.group.Add(peer)
+		if pres {
+			h.presenceAdd(t.name, c.id)
+		}
 	}
 	m.inflight++
 	m.leave = false // this subscribe came after the unsubscribe: it holds
@@ -185,6 +194,9 @@ func (h *Hub) drop(peer *jsonrpc.Peer, m *membership) {
 	m.t.group.Remove(peer)
 	m.t.subs--
 	h.settle(m.t)
+	if m.presence {
+		h.presenceRemove(m.t.name, c.id)
+	}
 }
 
 // leave forgets a connection that ended, and what only it held.
@@ -196,6 +208,9 @@ func (h *Hub) leave(peer *jsonrpc.Peer) {
 		for _, m := range c.topics {
 			m.t.subs--
 			h.settle(m.t)
+			if m.presence {
+				h.presenceRemove(m.t.name, c.id)
+			}
 		}
 	}
 	h.mu.Unlock()

@@ -291,3 +291,32 @@ test('close rejects pending and waiting calls with ConnectionError and stops', a
   assert.equal(statuses.at(-1), 'closed');
   assert.equal(rpc.status, 'closed');
 });
+
+// Issue 31.10: presence against package topic's Hub (presence on
+// "presence-*", the user from ?user=): a page sees another user join and
+// leave through onPresence, once per user however many tabs, and
+// sub.presence() lists who is there.
+test('subscribe: onPresence sees users join and leave, presence() lists them (package topic)', async (t) => {
+  const { rpc: bob } = await client(t, '/real?user=bob');
+  const events = [];
+  const sub = await bob.subscribe('presence-room', { onPresence: (e) => events.push(e) });
+  await until(() => events.length === 1, 'bob\'s own join');
+  assert.deepEqual([events[0].joined, events[0].left, events[0].count], [['bob'], [], 1]);
+  const { rpc: alice1 } = await client(t, '/real?user=alice');
+  const { rpc: alice2 } = await client(t, '/real?user=alice');
+  await alice1.subscribe('presence-room');
+  await alice2.subscribe('presence-room');
+  await until(() => events.length === 2, 'alice\'s join');
+  assert.deepEqual([events[1].joined, events[1].count], [['alice'], 2]);
+  const p = await sub.presence();
+  assert.deepEqual([p.topic, p.members, p.count, p.more], ['presence-room', ['alice', 'bob'], 2, false]);
+  assert.ok(p.version >= events[1].version);
+  alice1.close();
+  alice2.close();
+  await until(() => events.length === 3, 'alice\'s leave, once for her two tabs');
+  assert.deepEqual([events[2].joined, events[2].left, events[2].count], [[], ['alice'], 1]);
+  assert.equal(events.filter((e) => e.joined.includes('alice')).length, 1);
+  // A topic without presence: presence() rejects with the server's refusal.
+  const quiet = await bob.subscribe('quiet-room-real');
+  await assert.rejects(quiet.presence(), (e) => e instanceof RPCError && e.code === -32001);
+});

@@ -238,3 +238,35 @@ test('a kick ends the subscription', async (t) => {
   reply(WS.last, WS.last.calls('topic.subscribe').at(-1).id, empty('room', 'E', 1));
   await again;
 });
+
+// Issue 31.10: topic.presence reaches the subscription's onPresence (not
+// another topic's, nor a topic not followed); sub.presence() calls
+// topic.members and resolves to its reply, and rejects once the
+// subscription has ended.
+test('presence events reach onPresence, presence() asks topic.members', async (t) => {
+  const { rpc, WS } = await started(t);
+  const events = [];
+  const room = rpc.subscribe('room', { onPresence: (e) => events.push(e) });
+  const lobby = rpc.subscribe('lobby');
+  const [r, l] = WS.last.calls('topic.subscribe');
+  reply(WS.last, r.id, empty('room', 'E', 0));
+  reply(WS.last, l.id, empty('lobby', 'E', 0));
+  const sub = await room;
+  await lobby;
+  const presence = (params) => WS.last.deliver(JSON.stringify({ jsonrpc: '2.0', method: 'topic.presence', params }));
+  presence({ topic: 'room', joined: ['alice', 7], left: [], count: 2, version: 1 });
+  presence({ topic: 'lobby', joined: ['x'], left: [], count: 1, version: 1 });
+  presence({ topic: 'elsewhere', joined: ['y'], left: [], count: 1, version: 1 });
+  assert.deepEqual(events, [{ topic: 'room', joined: ['alice'], left: [], count: 2, more: false, version: 1 }]);
+  const asked = sub.presence();
+  await settle();
+  const call = WS.last.calls('topic.members').at(-1);
+  assert.deepEqual(call.params, { topic: 'room' });
+  reply(WS.last, call.id, { topic: 'room', members: ['alice', 'bob'], count: 150, more: true, version: 1 });
+  assert.deepEqual(await asked, { topic: 'room', members: ['alice', 'bob'], count: 150, more: true, version: 1 });
+  const unsub = sub.unsubscribe();
+  await settle();
+  reply(WS.last, WS.last.calls('topic.unsubscribe').at(-1).id, true);
+  await unsub;
+  await assert.rejects(sub.presence(), /not subscribed/);
+});

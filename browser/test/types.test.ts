@@ -35,7 +35,10 @@ async function use(): Promise<void> {
     onMessage: (data, { topic, epoch, seq }) => console.log(data.text, topic, epoch, seq + n),
     onReset: ({ recovered, seq }) => console.log(recovered === false, seq),
     onError: (e) => console.log(e instanceof KickedError ? e.reason : e.code),
+    onPresence: ({ topic, joined, left, count, more, version }) => console.log(topic, joined.length - left.length, count, more, version),
   });
+  const present = await sub.presence();
+  console.log(present.members.join(), present.count, present.more, present.version, present.topic);
   console.log(sub.position?.epoch, sub.topic, rpc.status === Status.connected, rpc.reconnects);
   await sub.unsubscribe();
   try {

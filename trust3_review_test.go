@@ -591,7 +591,7 @@ func TestLongIDAnsweredWithinLimit(t *testing.T) {
 		r := startRaw(t, c2)
 		r.send(`[{"jsonrpc":"2.0","id":1,"method":"m"},{"jsonrpc":"2.0","id":` + long + `,"method":"m"}]`)
 		ids := map[string]bool{}
-		deadline := time.After(time.Second)
+		deadline := time.After(10 * time.Second) // generous: a loaded machine; it ends when both come
 	collect:
 		for len(ids) < 2 {
 			select {
@@ -610,7 +610,7 @@ func TestLongIDAnsweredWithinLimit(t *testing.T) {
 			t.Errorf("a message of %v bytes written over the %d-byte limit", over, limit)
 		}
 		if len(ids) < 2 {
-			t.Errorf("a batch of 2 calls got %d answers within 1 s (ids %v)", len(ids), ids)
+			t.Errorf("a batch of 2 calls got %d answers within 10 s (ids %v)", len(ids), ids)
 		}
 	})
 	t.Run("refused while shutting down", func(t *testing.T) {

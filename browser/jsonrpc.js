@@ -19,11 +19,11 @@
 // byte for byte as they came, numbers too (see wire.js). The module
 // imports errors.js, wire.js and topics.js, next to it.
 
-import { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError } from './errors.js';
+import { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, NotStartedError, ClosedError } from './errors.js';
 import { message, errorReply, rawOf, rawIDs, rawParams, rawMember, idKey } from './wire.js';
 import { Topics } from './topics.js';
 
-export { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError };
+export { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, NotStartedError, ClosedError };
 
 /** The Language Server Protocol's cancellation: $/cancelRequest {id}. */
 export const LSPCancel = Object.freeze({
@@ -79,7 +79,9 @@ export class Client extends EventTarget {
     this.listeners = new Map(); // method -> [fn(params)]
     this.serving = new Map();  // idKey of the id -> AbortController of a call we serve
     this.topics = new Topics(this);
-    this.stopped = false;
+    this.phase = 'new';   // 'started' by start() (back to 'new' if it fails), 'closed' by close(): for good
+    this.starting = null; // the Promise start() returned, while started
+    this.stopped = true;  // not connecting: not started, or closed
     this.timer = null;
     this.streak = 0;      // attempts since the last connection that lasted maxDelay (see lost)
     this.openedAt = 0;    // when the open connection opened
@@ -89,8 +91,25 @@ export class Client extends EventTarget {
   }
 
   /** Opens the first connection; resolves once it is open and onconnect
-   * has run, rejects if that first attempt fails (then nothing retries). */
-  async start() {
+   * has run, rejects if that first attempt fails (then nothing retries,
+   * and start may be called again). Called again while started, it
+   * returns the same Promise: one connection. After close() it rejects
+   * with a ClosedError: a closed Client stays closed. */
+  start() {
+    if (this.phase === 'closed') {
+      return Promise.reject(new ClosedError('jsonrpc.js: start after close: a closed Client stays closed; make a new Client (or call connect()) to connect again'));
+    }
+    if (this.phase === 'new') {
+      this.phase = 'started';
+      this.starting = this.startOnce();
+      this.starting.catch(() => {
+        if (this.phase === 'started') this.phase = 'new';
+      });
+    }
+    return this.starting;
+  }
+
+  async startOnce() {
     this.stopped = false;
     if ((this.options.watchNetwork ?? true) && typeof globalThis.addEventListener === 'function') {
       globalThis.addEventListener('online', this.onNetwork);
@@ -114,6 +133,8 @@ export class Client extends EventTarget {
    * ConnectionError. While the client reconnects the call waits, within
    * its timeout, for the next connection. options: { timeout, signal }. */
   call(method, params, options) {
+    const unusable = this.unusable(method);
+    if (unusable) return Promise.reject(unusable);
     const call = this.request(method, params, options);
     if (call.live()) this.whenOpen([call], () => this.send([call], false), (e) => call.reject(e));
     return call.promise;
@@ -122,7 +143,7 @@ export class Client extends EventTarget {
   /** Sends a notification (no reply comes); throws a ConnectionError when
    * no connection is open. */
   notify(method, params) {
-    if (!this.socket) throw new ConnectionError('jsonrpc.js: not connected');
+    if (!this.socket) throw this.unusable(method) ?? new ConnectionError(`jsonrpc.js: ${method}: not connected`);
     this.send([{ msg: message(method, params) }], false);
   }
 
@@ -131,6 +152,8 @@ export class Client extends EventTarget {
    * undefined for a notify element; replies are matched by id. options
    * as call's, for every element. */
   batch(elements, options) {
+    const unusable = this.unusable('a batch');
+    if (unusable) return elements.map((e) => (e.notify ? undefined : Promise.reject(unusable)));
     const items = elements.map((e) => (e.notify ? { msg: message(e.method, e.params) } : this.request(e.method, e.params, options)));
     const fail = (err) => items.forEach((c) => c.reject?.(err));
     this.whenOpen(items, () => this.send(items, true), fail);
@@ -158,6 +181,7 @@ export class Client extends EventTarget {
   /** Closes the connection and stops reconnecting; waiting and pending
    * calls reject with a ConnectionError, subscriptions end. */
   close() {
+    this.phase = 'closed';
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.beat);
@@ -165,12 +189,22 @@ export class Client extends EventTarget {
     globalThis.removeEventListener?.('offline', this.onNetwork);
     const socket = this.socket;
     this.socket = null;
-    const closed = new ConnectionError('jsonrpc.js: client closed');
+    const closed = new ClosedError('jsonrpc.js: client closed');
     this.dropped(closed);
     for (const w of [...this.waiting]) w.fail(closed);
     this.topics.end(closed);
     socket?.close(1000);
     this.setStatus(Status.closed, {});
+  }
+
+  // unusable returns the error of what (a method, 'a batch', a topic) when
+  // the client is not started or is closed, else undefined.
+  unusable(what) {
+    if (this.phase === 'new') {
+      return new NotStartedError(`jsonrpc.js: ${what}: the client is not started: await client.start() first (or make it with connect())`);
+    }
+    if (this.phase === 'closed') return new ClosedError(`jsonrpc.js: ${what}: the client is closed; make a new Client to connect again`);
+    return undefined;
   }
 
   // request makes a call: its message and its Promise, which settles once,
@@ -223,7 +257,7 @@ export class Client extends EventTarget {
   // calls is live (each timed out or aborted).
   whenOpen(items, send, fail) {
     if (this.socket) return send();
-    if (this.stopped) return fail(new ConnectionError('jsonrpc.js: client closed'));
+    if (this.stopped) return fail(new ClosedError('jsonrpc.js: client closed'));
     const calls = items.filter((c) => c.live);
     const w = {
       send,
@@ -260,7 +294,7 @@ export class Client extends EventTarget {
     const socket = await openSocket(this.WebSocket, this.url);
     if (this.stopped) {
       socket.close(1000);
-      throw new ConnectionError('jsonrpc.js: client closed');
+      throw new ClosedError('jsonrpc.js: client closed');
     }
     this.socket = socket;
     this.openedAt = Date.now();
@@ -300,6 +334,8 @@ export class Client extends EventTarget {
    * TimeoutError if that reply does not come in time, and an Error if the
    * topic is subscribed already (unsubscribe first). See topics.js. */
   subscribe(topic, handlers = {}) {
+    const unusable = this.unusable(`topic ${JSON.stringify(topic)}`);
+    if (unusable) return Promise.reject(unusable);
     return this.topics.subscribe(topic, handlers);
   }
 

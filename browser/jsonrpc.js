@@ -51,6 +51,8 @@ export const Status = Object.freeze({
 });
 
 const DEFAULT_TIMEOUT = 30_000;
+const DEFAULT_HEARTBEAT = 4_000;        // silence before a ping
+const DEFAULT_PREPARE_TIMEOUT = 10_000; // a prepare's time
 
 const OPEN = 1; // WebSocket.OPEN
 
@@ -86,7 +88,10 @@ export class Client extends EventTarget {
     this.streak = 0;      // attempts since the last connection that lasted maxDelay (see lost)
     this.openedAt = 0;    // when the open connection opened
     this.on('topic.message', (m) => this.topics.message(m));
-    this.beat = null;
+    this.beat = null;     // the heartbeat's timer
+    this.heard = 0;       // when something last came on the open connection
+    this.sentAt = 0;      // when the page last sent something (its heartbeat's pings aside)
+    this.preparing = null; // the AbortController of the prepare in flight
     this.onNetwork = (e) => this.network(e.type === 'online');
   }
 
@@ -185,6 +190,7 @@ export class Client extends EventTarget {
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.beat);
+    this.preparing?.abort(new ClosedError('jsonrpc.js: client closed during prepare'));
     globalThis.removeEventListener?.('online', this.onNetwork);
     globalThis.removeEventListener?.('offline', this.onNetwork);
     const socket = this.socket;
@@ -282,6 +288,7 @@ export class Client extends EventTarget {
 
   sendText(text) {
     if (!this.socket) return;
+    this.sentAt = Date.now();
     this.trace?.('out', text);
     this.socket.send(text);
   }
@@ -290,7 +297,7 @@ export class Client extends EventTarget {
   // it up and uses it: re-subscribes every topic, sends what waited, runs
   // onconnect, reports connected.
   async connectOnce(again) {
-    if (again) await this.options.prepare?.();
+    if (again) await this.prepare();
     const socket = await openSocket(this.WebSocket, this.url);
     if (this.stopped) {
       socket.close(1000);
@@ -305,6 +312,7 @@ export class Client extends EventTarget {
     });
     socket.addEventListener('close', () => this.lost(socket));
     this.alive();
+    this.watch(socket);
     this.topics.resubscribe();
     for (const w of [...this.waiting]) {
       this.waiting.delete(w);
@@ -358,21 +366,85 @@ export class Client extends EventTarget {
     else this.close();
   }
 
-  // alive restarts the heartbeat's clock: something came from the other
-  // side. After heartbeat ms of silence it sends rpc.ping (a name the
-  // specification reserves, so no server serves it: an error reply is as
-  // good a sign of life as any), and after another heartbeat ms of
-  // silence the connection is taken as lost.
+  // prepare runs options.prepare(signal) before a reconnection attempt,
+  // for at most prepareTimeout ms: past it, or on close(), its signal
+  // aborts and the attempt fails (the next one runs prepare again), so
+  // that a sign-in that hangs cannot stall reconnection for ever.
+  async prepare() {
+    const prepare = this.options.prepare;
+    if (!prepare) return;
+    const limit = this.options.prepareTimeout ?? DEFAULT_PREPARE_TIMEOUT;
+    const ac = new AbortController();
+    this.preparing = ac;
+    let timer = null;
+    if (limit > 0 && limit !== Infinity) {
+      timer = setTimeout(() => ac.abort(new TimeoutError(
+        `jsonrpc.js: prepare did not finish within ${limit} ms: its signal is aborted and the client tries again (prepareTimeout sets the bound)`)), limit);
+    }
+    const aborted = new Promise((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true }));
+    try {
+      await Promise.race([prepare(ac.signal), aborted]);
+    } finally {
+      clearTimeout(timer);
+      if (this.preparing === ac) this.preparing = null;
+    }
+  }
+
+  // alive notes that something came from the other side.
   alive() {
-    const every = this.options.heartbeat ?? 0;
-    if (!(every > 0)) return;
-    clearTimeout(this.beat);
-    const socket = this.socket;
-    this.beat = setTimeout(() => {
+    this.heard = Date.now();
+  }
+
+  // watch runs the heartbeat on socket (see heartbeat in jsonrpc.d.ts).
+  // Anything received is a sign of life, and so is the network taking the
+  // data the page has buffered (bufferedAmount going down). After
+  // heartbeat ms without a sign it sends rpc.ping (a name the
+  // specification reserves, so no server serves it: the error reply,
+  // -32601 from a Go server, is as good a sign as any), and the connection
+  // is taken as lost once heartbeatTimeout ms pass after the ping without
+  // a sign. Only then: a timer that fires late (the page busy, or its tab
+  // in the background, where browsers run timers once a minute) sends the
+  // ping first, and judges nothing by a silence it could not watch.
+  //
+  // A server that pushes back (reads nothing while its handlers catch up
+  // with what the page sent) answers no ping until it reads again, and
+  // takes the page's data only as it catches up, which the page sees only
+  // while that data is in its own buffer (in node, whose WebSocket reports
+  // it all at once, not even then), not once it is in the network's. From
+  // here it looks like a dead network with the page's data stuck in it;
+  // so while the page has sent something since it last heard from the
+  // server, or has data the network has not taken (bufferedAmount above
+  // 0), the heartbeat waits as long as a call does after the ping (the
+  // client's timeout, when longer). Pushback comes only of what the page
+  // sent.
+  watch(socket) {
+    const every = this.options.heartbeat ?? DEFAULT_HEARTBEAT;
+    if (!(every > 0) || every === Infinity) return;
+    const limit = this.options.heartbeatTimeout ?? 2 * every;
+    const stuck = this.timeout > limit && this.timeout !== Infinity ? this.timeout : limit;
+    let buffered = socket.bufferedAmount ?? 0;
+    let taken = 0;  // when the network last took some of the page's data
+    let pinged = 0; // when the ping was sent, while no sign has come since
+    const tick = () => {
       if (this.socket !== socket) return;
-      this.call('rpc.ping', undefined, { timeout: every }).catch(() => {});
-      this.beat = setTimeout(() => this.lost(socket), every);
-    }, every);
+      const now = Date.now();
+      const b = socket.bufferedAmount ?? 0;
+      if (b < buffered) taken = now;
+      buffered = b;
+      const last = Math.max(this.heard, taken);
+      if (pinged && last >= pinged) pinged = 0;
+      const wait = b > 0 || this.sentAt > this.heard ? stuck : limit;
+      if (pinged && now - pinged >= wait) return this.lost(socket);
+      if (!pinged && now - last >= every) {
+        pinged = now;
+        const sentAt = this.sentAt;
+        this.call('rpc.ping', undefined, { timeout: limit }).catch(() => {});
+        this.sentAt = sentAt; // the ping is no data of the page's
+      }
+      const next = pinged ? pinged + wait : last + every;
+      this.beat = setTimeout(tick, Math.max(1, Math.min(next - now, every)));
+    };
+    this.beat = setTimeout(tick, every);
   }
 
   // network follows the browser's online and offline events: offline

@@ -125,12 +125,11 @@ export interface ClientOptions {
   /** Milliseconds after the ping without a sign of life after which the
    * connection is taken as lost and reconnected: a silent connection is
    * found within heartbeat + heartbeatTimeout (12 s by default). While
-   * the page has sent something since the last sign of life, or has data
-   * the network has not taken (bufferedAmount above 0), the server may be
-   * pushing back (reading nothing while its handlers catch up with what
-   * the page sent), which from the page looks like a dead network: the
-   * wait after the ping is then the client's timeout instead, when longer
-   * (30 s by default). Default twice heartbeat. */
+   * the page has sent something since it last heard from the server, the
+   * server may be pushing back (reading nothing while its handlers catch
+   * up with what the page sent), which from the page looks like a dead
+   * network: the wait after the ping is then the client's timeout
+   * instead, when longer (30 s by default). Default twice heartbeat. */
   heartbeatTimeout?: number;
   /** Follow the browser's offline and online events: offline ends the
    * connection at once (reconnecting), online tries again at once.

@@ -412,11 +412,11 @@ export class Client extends EventTarget {
   // while that data is in its own buffer (in node, whose WebSocket reports
   // it all at once, not even then), not once it is in the network's. From
   // here it looks like a dead network with the page's data stuck in it;
-  // so while the page has sent something since it last heard from the
-  // server, or has data the network has not taken (bufferedAmount above
-  // 0), the heartbeat waits as long as a call does after the ping (the
-  // client's timeout, when longer). Pushback comes only of what the page
-  // sent.
+  // so while the page has sent something (the ping aside) since it last
+  // heard from the server, the heartbeat waits as long as a call does
+  // after the ping (the client's timeout, when longer): pushback comes
+  // only of what the page sent. (Data in the page's own buffer is no such
+  // sign: on a dead network the ping itself stays there.)
   watch(socket) {
     const every = this.options.heartbeat ?? DEFAULT_HEARTBEAT;
     if (!(every > 0) || every === Infinity) return;
@@ -433,7 +433,7 @@ export class Client extends EventTarget {
       buffered = b;
       const last = Math.max(this.heard, taken);
       if (pinged && last >= pinged) pinged = 0;
-      const wait = b > 0 || this.sentAt > this.heard ? stuck : limit;
+      const wait = this.sentAt > this.heard ? stuck : limit;
       if (pinged && now - pinged >= wait) return this.lost(socket);
       if (!pinged && now - last >= every) {
         pinged = now;

@@ -38,6 +38,27 @@ export class ConnectionError extends Error {
   }
 }
 
+/** A call, notification, batch or subscription made before start(): it
+ * fails at once instead of waiting out its timeout. await client.start()
+ * first, or make the client with connect(). */
+export class NotStartedError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'NotStartedError';
+  }
+}
+
+/** What start() after close() rejects with, and what calls made after
+ * close() reject with: a closed Client stays closed (make a new Client to
+ * connect again). A ConnectionError, so that code that handles those
+ * handles it too. */
+export class ClosedError extends ConnectionError {
+  constructor(message) {
+    super(message);
+    this.name = 'ClosedError';
+  }
+}
+
 /** A reply that is not a valid JSON-RPC response (an "error" that is not
  * an error object, neither "result" nor "error"): the call rejects with
  * it, the message as received in received. */

@@ -32,7 +32,21 @@ export class TimeoutError extends Error {
  * came (the call may or may not have run), or the client is closed. */
 export class ConnectionError extends Error {
   constructor(message: string);
-  readonly name: 'ConnectionError';
+  readonly name: 'ConnectionError' | 'ClosedError';
+}
+
+/** A call, notification, batch or subscription made before start(): it
+ * fails at once (await start() first, or make the client with connect()). */
+export class NotStartedError extends Error {
+  constructor(message: string);
+  readonly name: 'NotStartedError';
+}
+
+/** What start() after close() rejects with, and calls after close():
+ * a closed Client stays closed; make a new Client to connect again. */
+export class ClosedError extends ConnectionError {
+  constructor(message: string);
+  readonly name: 'ClosedError';
 }
 
 /** The server removed the page from a topic (topic.kicked): the
@@ -110,12 +124,23 @@ export interface ClientOptions {
    * after a connection that lasted. */
   minDelay?: number;
   maxDelay?: number;
-  /** Milliseconds of silence after which rpc.ping is sent (a method name
-   * the specification reserves: any reply, an error too, is a sign of
-   * life); a connection silent for twice this long is taken as lost and
-   * reconnected. Default 0: no heartbeat. The offline and online events
-   * (watchNetwork) work with it too. */
+  /** Milliseconds without a sign of life after which rpc.ping is sent (a
+   * method name the specification reserves: any reply, an error too, is a
+   * sign of life; a Go server answers -32601). Anything received is a
+   * sign of life, and so is the network taking data the page sent
+   * (bufferedAmount going down). Default 4000; 0 or a negative number:
+   * no heartbeat. The offline and online events (watchNetwork) work with
+   * it too. */
   heartbeat?: number;
+  /** Milliseconds after the ping without a sign of life after which the
+   * connection is taken as lost and reconnected: a silent connection is
+   * found within heartbeat + heartbeatTimeout (12 s by default). While
+   * the page has sent something since it last heard from the server, the
+   * server may be pushing back (reading nothing while its handlers catch
+   * up with what the page sent), which from the page looks like a dead
+   * network: the wait after the ping is then the client's timeout
+   * instead, when longer (30 s by default). Default twice heartbeat. */
+  heartbeatTimeout?: number;
   /** Follow the browser's offline and online events: offline ends the
    * connection at once (reconnecting), online tries again at once.
    * Default true (where globalThis has addEventListener). */
@@ -124,8 +149,15 @@ export interface ClientOptions {
    * it they are dropped and the topic subscribes again after the reply,
    * recovering them from the history. Default 4096; negative: no bound. */
   maxBuffered?: number;
-  /** Runs before each reconnection attempt (sign in again, say). */
-  prepare?: () => void | Promise<void>;
+  /** Runs before each reconnection attempt (sign in again, say), for at
+   * most prepareTimeout: past it, or on close(), signal aborts and the
+   * attempt fails (with a TimeoutError, reported as the 'reconnecting'
+   * status's error), and the next attempt runs prepare again. Pass signal
+   * on to fetch, so that a sign-in that hangs is cut off. */
+  prepare?: (signal: AbortSignal) => void | Promise<void>;
+  /** Milliseconds prepare may take; default 10000; 0, a negative number
+   * or Infinity: no bound. */
+  prepareTimeout?: number;
   /** Runs on every connection, the first included, once the topics are
    * subscribed again and waiting calls sent, before the status is
    * 'connected'; a throw drops the connection (start rejects; a
@@ -256,11 +288,17 @@ export class Client extends EventTarget {
   trace: ((dir: 'in' | 'out', text: string) => void) | null;
 
   /** Opens the first connection; resolves once it is open and onconnect
-   * has run; rejects (status 'closed') if that first attempt fails. */
+   * has run; rejects (status 'closed') if that first attempt fails, after
+   * which start may be called again. Called while started, returns the
+   * same Promise (one connection). After close(), rejects with a
+   * ClosedError: a closed Client stays closed. */
   start(): Promise<void>;
-  /** Calls method; rejects with RPCError, TimeoutError, AbortError or ConnectionError. */
+  /** Calls method; rejects with RPCError, TimeoutError, AbortError or
+   * ConnectionError (ClosedError after close()), and at once with a
+   * NotStartedError before start(). */
   call<R = any>(method: string, params?: Params, options?: CallOptions): Promise<R>;
-  /** Sends a notification; throws ConnectionError when not connected. */
+  /** Sends a notification; throws ConnectionError when not connected
+   * (ClosedError after close()), NotStartedError before start(). */
   notify(method: string, params?: Params): void;
   /** One JSON array out; per element the Promise of its outcome, undefined for notify elements. */
   batch(elements: BatchElement[], options?: CallOptions): (Promise<any> | undefined)[];
@@ -272,7 +310,8 @@ export class Client extends EventTarget {
    * server's RPCError if it refuses the topic, a TimeoutError if the
    * first reply does not come in time (the topic is then not followed),
    * a KickedError if the server removes the page from the topic before
-   * it, and an Error if the topic is subscribed already on this Client
+   * it, a NotStartedError before start(), a ClosedError after close(),
+   * and an Error if the topic is subscribed already on this Client
    * (unsubscribe first: a subscribe made while the topic's unsubscribe is
    * in flight waits for its reply). */
   subscribe<T = unknown>(topic: string, handlers?: SubscribeHandlers<T>): Promise<Subscription>;

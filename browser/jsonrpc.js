@@ -19,11 +19,11 @@
 // byte for byte as they came, numbers too (see wire.js). The module
 // imports errors.js, wire.js and topics.js, next to it.
 
-import { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, KickedError } from './errors.js';
+import { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, NotStartedError, ClosedError, KickedError } from './errors.js';
 import { message, errorReply, rawOf, rawIDs, rawParams, rawMember, idKey } from './wire.js';
 import { Topics } from './topics.js';
 
-export { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, KickedError };
+export { RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, NotStartedError, ClosedError, KickedError };
 
 /** The Language Server Protocol's cancellation: $/cancelRequest {id}. */
 export const LSPCancel = Object.freeze({
@@ -51,6 +51,8 @@ export const Status = Object.freeze({
 });
 
 const DEFAULT_TIMEOUT = 30_000;
+const DEFAULT_HEARTBEAT = 4_000;        // silence before a ping
+const DEFAULT_PREPARE_TIMEOUT = 10_000; // a prepare's time
 
 const OPEN = 1; // WebSocket.OPEN
 
@@ -79,20 +81,42 @@ export class Client extends EventTarget {
     this.listeners = new Map(); // method -> [fn(params)]
     this.serving = new Map();  // idKey of the id -> AbortController of a call we serve
     this.topics = new Topics(this);
-    this.stopped = false;
+    this.phase = 'new';   // 'started' by start() (back to 'new' if it fails), 'closed' by close(): for good
+    this.starting = null; // the Promise start() returned, while started
+    this.stopped = true;  // not connecting: not started, or closed
     this.timer = null;
     this.streak = 0;      // attempts since the last connection that lasted maxDelay (see lost)
     this.openedAt = 0;    // when the open connection opened
     this.on('topic.message', (m) => this.topics.message(m));
     this.on('topic.kicked', (k) => this.topics.kicked(k));
     this.on('topic.presence', (e) => this.topics.presence(e));
-    this.beat = null;
+    this.beat = null;     // the heartbeat's timer
+    this.heard = 0;       // when something last came on the open connection
+    this.sentAt = 0;      // when the page last sent something (its heartbeat's pings aside)
+    this.preparing = null; // the AbortController of the prepare in flight
     this.onNetwork = (e) => this.network(e.type === 'online');
   }
 
   /** Opens the first connection; resolves once it is open and onconnect
-   * has run, rejects if that first attempt fails (then nothing retries). */
-  async start() {
+   * has run, rejects if that first attempt fails (then nothing retries,
+   * and start may be called again). Called again while started, it
+   * returns the same Promise: one connection. After close() it rejects
+   * with a ClosedError: a closed Client stays closed. */
+  start() {
+    if (this.phase === 'closed') {
+      return Promise.reject(new ClosedError('jsonrpc.js: start after close: a closed Client stays closed; make a new Client (or call connect()) to connect again'));
+    }
+    if (this.phase === 'new') {
+      this.phase = 'started';
+      this.starting = this.startOnce();
+      this.starting.catch(() => {
+        if (this.phase === 'started') this.phase = 'new';
+      });
+    }
+    return this.starting;
+  }
+
+  async startOnce() {
     this.stopped = false;
     if ((this.options.watchNetwork ?? true) && typeof globalThis.addEventListener === 'function') {
       globalThis.addEventListener('online', this.onNetwork);
@@ -116,6 +140,8 @@ export class Client extends EventTarget {
    * ConnectionError. While the client reconnects the call waits, within
    * its timeout, for the next connection. options: { timeout, signal }. */
   call(method, params, options) {
+    const unusable = this.unusable(method);
+    if (unusable) return Promise.reject(unusable);
     const call = this.request(method, params, options);
     if (call.live()) this.whenOpen([call], () => this.send([call], false), (e) => call.reject(e));
     return call.promise;
@@ -124,7 +150,7 @@ export class Client extends EventTarget {
   /** Sends a notification (no reply comes); throws a ConnectionError when
    * no connection is open. */
   notify(method, params) {
-    if (!this.socket) throw new ConnectionError('jsonrpc.js: not connected');
+    if (!this.socket) throw this.unusable(method) ?? new ConnectionError(`jsonrpc.js: ${method}: not connected`);
     this.send([{ msg: message(method, params) }], false);
   }
 
@@ -133,6 +159,8 @@ export class Client extends EventTarget {
    * undefined for a notify element; replies are matched by id. options
    * as call's, for every element. */
   batch(elements, options) {
+    const unusable = this.unusable('a batch');
+    if (unusable) return elements.map((e) => (e.notify ? undefined : Promise.reject(unusable)));
     const items = elements.map((e) => (e.notify ? { msg: message(e.method, e.params) } : this.request(e.method, e.params, options)));
     const fail = (err) => items.forEach((c) => c.reject?.(err));
     this.whenOpen(items, () => this.send(items, true), fail);
@@ -160,19 +188,31 @@ export class Client extends EventTarget {
   /** Closes the connection and stops reconnecting; waiting and pending
    * calls reject with a ConnectionError, subscriptions end. */
   close() {
+    this.phase = 'closed';
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.beat);
+    this.preparing?.abort(new ClosedError('jsonrpc.js: client closed during prepare'));
     globalThis.removeEventListener?.('online', this.onNetwork);
     globalThis.removeEventListener?.('offline', this.onNetwork);
     const socket = this.socket;
     this.socket = null;
-    const closed = new ConnectionError('jsonrpc.js: client closed');
+    const closed = new ClosedError('jsonrpc.js: client closed');
     this.dropped(closed);
     for (const w of [...this.waiting]) w.fail(closed);
     this.topics.end(closed);
     socket?.close(1000);
     this.setStatus(Status.closed, {});
+  }
+
+  // unusable returns the error of what (a method, 'a batch', a topic) when
+  // the client is not started or is closed, else undefined.
+  unusable(what) {
+    if (this.phase === 'new') {
+      return new NotStartedError(`jsonrpc.js: ${what}: the client is not started: await client.start() first (or make it with connect())`);
+    }
+    if (this.phase === 'closed') return new ClosedError(`jsonrpc.js: ${what}: the client is closed; make a new Client to connect again`);
+    return undefined;
   }
 
   // request makes a call: its message and its Promise, which settles once,
@@ -225,7 +265,7 @@ export class Client extends EventTarget {
   // calls is live (each timed out or aborted).
   whenOpen(items, send, fail) {
     if (this.socket) return send();
-    if (this.stopped) return fail(new ConnectionError('jsonrpc.js: client closed'));
+    if (this.stopped) return fail(new ClosedError('jsonrpc.js: client closed'));
     const calls = items.filter((c) => c.live);
     const w = {
       send,
@@ -250,6 +290,7 @@ export class Client extends EventTarget {
 
   sendText(text) {
     if (!this.socket) return;
+    this.sentAt = Date.now();
     this.trace?.('out', text);
     this.socket.send(text);
   }
@@ -258,11 +299,11 @@ export class Client extends EventTarget {
   // it up and uses it: re-subscribes every topic, sends what waited, runs
   // onconnect, reports connected.
   async connectOnce(again) {
-    if (again) await this.options.prepare?.();
+    if (again) await this.prepare();
     const socket = await openSocket(this.WebSocket, this.url);
     if (this.stopped) {
       socket.close(1000);
-      throw new ConnectionError('jsonrpc.js: client closed');
+      throw new ClosedError('jsonrpc.js: client closed');
     }
     this.socket = socket;
     this.openedAt = Date.now();
@@ -273,6 +314,7 @@ export class Client extends EventTarget {
     });
     socket.addEventListener('close', () => this.lost(socket));
     this.alive();
+    this.watch(socket);
     this.topics.resubscribe();
     for (const w of [...this.waiting]) {
       this.waiting.delete(w);
@@ -304,6 +346,8 @@ export class Client extends EventTarget {
    * TimeoutError if that reply does not come in time, and an Error if the
    * topic is subscribed already (unsubscribe first). See topics.js. */
   subscribe(topic, handlers = {}) {
+    const unusable = this.unusable(`topic ${JSON.stringify(topic)}`);
+    if (unusable) return Promise.reject(unusable);
     return this.topics.subscribe(topic, handlers);
   }
 
@@ -326,21 +370,85 @@ export class Client extends EventTarget {
     else this.close();
   }
 
-  // alive restarts the heartbeat's clock: something came from the other
-  // side. After heartbeat ms of silence it sends rpc.ping (a name the
-  // specification reserves, so no server serves it: an error reply is as
-  // good a sign of life as any), and after another heartbeat ms of
-  // silence the connection is taken as lost.
+  // prepare runs options.prepare(signal) before a reconnection attempt,
+  // for at most prepareTimeout ms: past it, or on close(), its signal
+  // aborts and the attempt fails (the next one runs prepare again), so
+  // that a sign-in that hangs cannot stall reconnection for ever.
+  async prepare() {
+    const prepare = this.options.prepare;
+    if (!prepare) return;
+    const limit = this.options.prepareTimeout ?? DEFAULT_PREPARE_TIMEOUT;
+    const ac = new AbortController();
+    this.preparing = ac;
+    let timer = null;
+    if (limit > 0 && limit !== Infinity) {
+      timer = setTimeout(() => ac.abort(new TimeoutError(
+        `jsonrpc.js: prepare did not finish within ${limit} ms: its signal is aborted and the client tries again (prepareTimeout sets the bound)`)), limit);
+    }
+    const aborted = new Promise((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true }));
+    try {
+      await Promise.race([prepare(ac.signal), aborted]);
+    } finally {
+      clearTimeout(timer);
+      if (this.preparing === ac) this.preparing = null;
+    }
+  }
+
+  // alive notes that something came from the other side.
   alive() {
-    const every = this.options.heartbeat ?? 0;
-    if (!(every > 0)) return;
-    clearTimeout(this.beat);
-    const socket = this.socket;
-    this.beat = setTimeout(() => {
+    this.heard = Date.now();
+  }
+
+  // watch runs the heartbeat on socket (see heartbeat in jsonrpc.d.ts).
+  // Anything received is a sign of life, and so is the network taking the
+  // data the page has buffered (bufferedAmount going down). After
+  // heartbeat ms without a sign it sends rpc.ping (a name the
+  // specification reserves, so no server serves it: the error reply,
+  // -32601 from a Go server, is as good a sign as any), and the connection
+  // is taken as lost once heartbeatTimeout ms pass after the ping without
+  // a sign. Only then: a timer that fires late (the page busy, or its tab
+  // in the background, where browsers run timers once a minute) sends the
+  // ping first, and judges nothing by a silence it could not watch.
+  //
+  // A server that pushes back (reads nothing while its handlers catch up
+  // with what the page sent) answers no ping until it reads again, and
+  // takes the page's data only as it catches up, which the page sees only
+  // while that data is in its own buffer (in node, whose WebSocket reports
+  // it all at once, not even then), not once it is in the network's. From
+  // here it looks like a dead network with the page's data stuck in it;
+  // so while the page has sent something (the ping aside) since it last
+  // heard from the server, the heartbeat waits as long as a call does
+  // after the ping (the client's timeout, when longer): pushback comes
+  // only of what the page sent. (Data in the page's own buffer is no such
+  // sign: on a dead network the ping itself stays there.)
+  watch(socket) {
+    const every = this.options.heartbeat ?? DEFAULT_HEARTBEAT;
+    if (!(every > 0) || every === Infinity) return;
+    const limit = this.options.heartbeatTimeout ?? 2 * every;
+    const stuck = this.timeout > limit && this.timeout !== Infinity ? this.timeout : limit;
+    let buffered = socket.bufferedAmount ?? 0;
+    let taken = 0;  // when the network last took some of the page's data
+    let pinged = 0; // when the ping was sent, while no sign has come since
+    const tick = () => {
       if (this.socket !== socket) return;
-      this.call('rpc.ping', undefined, { timeout: every }).catch(() => {});
-      this.beat = setTimeout(() => this.lost(socket), every);
-    }, every);
+      const now = Date.now();
+      const b = socket.bufferedAmount ?? 0;
+      if (b < buffered) taken = now;
+      buffered = b;
+      const last = Math.max(this.heard, taken);
+      if (pinged && last >= pinged) pinged = 0;
+      const wait = this.sentAt > this.heard ? stuck : limit;
+      if (pinged && now - pinged >= wait) return this.lost(socket);
+      if (!pinged && now - last >= every) {
+        pinged = now;
+        const sentAt = this.sentAt;
+        this.call('rpc.ping', undefined, { timeout: limit }).catch(() => {});
+        this.sentAt = sentAt; // the ping is no data of the page's
+      }
+      const next = pinged ? pinged + wait : last + every;
+      this.beat = setTimeout(tick, Math.max(1, Math.min(next - now, every)));
+    };
+    this.beat = setTimeout(tick, every);
   }
 
   // network follows the browser's online and offline events: offline

@@ -70,12 +70,18 @@ func runNode(t *testing.T, timeout time.Duration, env []string, args ...string) 
 // loop after a restart, timeouts that settle or back off, one
 // subscription per topic, a subscribe after an unsubscribe's reply,
 // paged catch-ups, history on the first subscription, a kick that ends a
-// subscription, presence events and presence()).
+// subscription, presence events and presence()), test/lifecycle.test.mjs
+// (calls before start, start after close) and test/heartbeat.test.mjs
+// (the heartbeat on by default, on node's mock clock; prepare bounded);
+// and test/liveness.test.mjs against the server again (a server pushing
+// back is not taken for dead; the page's own close 4001 is a clean end
+// for it).
 func TestNode(t *testing.T) {
 	s := startTestServer(t)
 	runNode(t, 120*time.Second, []string{"JSONRPC_BASE=" + s.hs.URL},
 		"--experimental-websocket", "--test", "--test-reporter=spec", "--test-timeout=60000",
-		"client.test.mjs", "unit.test.mjs", "replies.test.mjs", "reconnect.test.mjs", "topics.test.mjs")
+		"client.test.mjs", "unit.test.mjs", "replies.test.mjs", "reconnect.test.mjs", "topics.test.mjs",
+		"lifecycle.test.mjs", "heartbeat.test.mjs", "liveness.test.mjs")
 }
 
 // TestChromium runs test/chromium.mjs: the package in headless Chromium,

@@ -67,6 +67,7 @@ func startTestServer(t *testing.T) *testServer {
 		s.servers = append(s.servers, srv)
 		mux.Handle(path, s.unlessRefusing(srv))
 	}
+	s.serveLiveness(mux)
 	mux.Handle("/js/", http.StripPrefix("/js/", browser.Handler()))
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "<!doctype html><title>jsonrpc.js test page</title><p>test page</p>")

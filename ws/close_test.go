@@ -113,6 +113,36 @@ func TestCloseGoingAwayAndNoStatusAreClean(t *testing.T) {
 	}
 }
 
+// TestBrowserClientGoneIsClean pins that the status the package's own
+// browser client (jsonrpc.js) closes a connection with when it takes it for
+// dead and reconnects (heartbeat silence, the browser offline), 4001
+// "gone", ends the server's Peer cleanly: normal life for a page, not an
+// error for the server's logs and OnDisconnect (issue 31, point 9). The
+// status with another reason is an application's own, and stays an error.
+func TestBrowserClientGoneIsClean(t *testing.T) {
+	for _, tc := range []struct {
+		reason string
+		clean  bool
+	}{{"gone", true}, {"an application's own 4001", false}} {
+		t.Run(tc.reason, func(t *testing.T) {
+			ts := startServer(t, &ws.Server{}, nil)
+			c := ts.rawDial(t, nil)
+			server := ts.nextPeer(t)
+			closed := make(chan error, 1)
+			go func() { closed <- c.Close(4001, tc.reason) }()
+			err := waitErr(t, "server Wait", server)
+			if tc.clean && err != nil {
+				t.Errorf("server Wait after close 4001 %q = %v, want nil (jsonrpc.js's own close)", tc.reason, err)
+			}
+			var ce websocket.CloseError
+			if !tc.clean && (!errors.As(err, &ce) || ce.Code != 4001) {
+				t.Errorf("server Wait after close 4001 %q = %v, want a websocket.CloseError with code 4001", tc.reason, err)
+			}
+			within(t, closed, "raw Close")
+		})
+	}
+}
+
 // TestAbnormalEndCauses pins what the server Peer's Wait returns for an
 // abnormal end: an application status from the other side is found by
 // errors.As as a websocket.CloseError, and a TCP connection dropped without

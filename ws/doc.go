@@ -56,8 +56,9 @@
 // pushes back (does not read), a peer that closes or resets the connection
 // is found within about 2 s through Gone, while one that is alive and
 // reading is never dropped (see Options.PingInterval); a close with status 1000 (normal closure), 1001
-// (going away: a browser tab closing, a server shutting down) or none (1005)
-// is a clean end, so the Peer's Wait returns nil, while any other ending is
+// (going away: a browser tab closing, a server shutting down), none (1005)
+// or 4001 "gone" (what the module's browser client sends when it gives up a
+// connection it takes for dead and reconnects) is a clean end, so the Peer's Wait returns nil, while any other ending is
 // an error: another status (a websocket.CloseError in the chain), or the
 // connection lost without a close frame (ErrConnectionLost); Close waits at
 // most 1 s for the other side to answer its close frame, then drops the

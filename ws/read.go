@@ -14,8 +14,9 @@ import (
 )
 
 // Read returns the next text message. A close by the other side with status
-// 1000 (normal closure), 1001 (going away) or none (1005) is an error
-// wrapping io.EOF, a clean end; any other ending is an error, and so is a
+// 1000 (normal closure), 1001 (going away), none (1005) or 4001 "gone" (the
+// module's browser client giving up a connection it takes for dead) is an
+// error wrapping io.EOF, a clean end; any other ending is an error, and so is a
 // binary message or a text message that is not valid UTF-8.
 //
 // Close unblocks Read. (The read is given no context: coder/websocket drops
@@ -131,7 +132,7 @@ func (c *Conn) readError(err error) error {
 	switch {
 	case cause != nil:
 		return cause
-	case cleanEnd(websocket.CloseStatus(err)):
+	case cleanEnd(err):
 		return fmt.Errorf("%w: %w", io.EOF, err) // Read records a clean end
 	case errors.Is(err, websocket.ErrMessageTooBig):
 		c.readBroken.Store(true)
@@ -148,13 +149,31 @@ func (c *Conn) readError(err error) error {
 	}
 }
 
-// cleanEnd reports whether a close status from the other side ends the
-// connection normally: 1000 (normal closure), 1001 (going away, such as a
-// browser tab closing) and 1005 (a close frame without a status).
-func cleanEnd(code websocket.StatusCode) bool {
-	switch code {
+// cleanEnd reports whether the close frame err carries ends the connection
+// normally: status 1000 (normal closure), 1001 (going away, such as a
+// browser tab closing), 1005 (a close frame without a status), or 4001
+// "gone" (see statusPageGone).
+func cleanEnd(err error) bool {
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) {
+		return false
+	}
+	switch ce.Code {
 	case websocket.StatusNormalClosure, websocket.StatusGoingAway, websocket.StatusNoStatusRcvd:
 		return true
+	case statusPageGone:
+		return ce.Reason == reasonPageGone
 	}
 	return false
 }
+
+// statusPageGone and reasonPageGone are the close status and reason that
+// the module's browser client (browser/jsonrpc.js) sends when it gives up
+// a connection it takes for dead (silent past its heartbeat, or the
+// browser offline) and reconnects: a page's normal life, so a clean end
+// here (TestBrowserClientGoneIsClean). The reason is matched too, so that
+// an application's own status 4001 stays an error.
+const (
+	statusPageGone websocket.StatusCode = 4001
+	reasonPageGone                      = "gone"
+)

@@ -107,7 +107,10 @@ test('with no cancel dialect (the default) an abort sends nothing and the handle
   const { rpc, frames } = await client(t, '/plain');
   const ac = new AbortController();
   const call = rpc.call('sleep', { ms: 300, tag: 'abort-plain' }, { signal: ac.signal });
-  setTimeout(() => ac.abort(), 20);
+  // The call is out (sent at once on an open connection): abort it now,
+  // not after a timer that a loaded machine may run after the reply.
+  assert.equal(frames.filter((f) => f.dir === 'out').length, 1);
+  ac.abort();
   await assert.rejects(call, AbortError);
   assert.equal(await control('outcome?tag=abort-plain'), 'completed');
   assert.equal(frames.filter((f) => f.dir === 'out').length, 1, 'only the call went out');

@@ -9,6 +9,7 @@ export function fakeWebSocket() {
     static closeAfter = -1; // >= 0: each socket closes this many ms after it opened
     static get last() { return FakeWS.all.at(-1); }
     readyState = 0;
+    bufferedAmount = 0; // set by a test: bytes sent and not yet taken by the network
     sent = [];
     constructor(url) {
       super();

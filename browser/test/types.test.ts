@@ -1,7 +1,7 @@
 // Type check of jsonrpc.d.ts against the uses the README shows: tsc
 // --noEmit (TestTypes). Never run, only compiled.
 import {
-  Client, connect, RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, KickedError, LSPCancel, MCPCancel, Status,
+  Client, connect, RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, NotStartedError, ClosedError, KickedError, LSPCancel, MCPCancel, Status,
   type CancelDialect, type ConnectionStatus, type Subscription, type StatusEvent,
 } from '../jsonrpc.js';
 
@@ -11,11 +11,13 @@ async function use(): Promise<void> {
   const rpc = new Client('wss://example.com/rpc', {
     timeout: 10_000,
     cancel: LSPCancel,
-    heartbeat: 15_000,
+    heartbeat: 4_000,
+    heartbeatTimeout: 8_000,
     watchNetwork: true,
     minDelay: 500,
     maxDelay: 10_000,
-    prepare: async () => {},
+    prepare: async (signal: AbortSignal) => { await fetch('/token', { signal }); },
+    prepareTimeout: 10_000,
     onconnect: async (c: Client) => { await c.call('hello'); },
     onstatus: (status: ConnectionStatus, info) => console.log(status, info.delay, info.attempt),
     trace: (dir, text) => console.log(dir, text.length),
@@ -47,6 +49,7 @@ async function use(): Promise<void> {
     if (e instanceof RPCError) console.log(e.code, e.message, e.data);
     if (e instanceof AbortError || e instanceof TimeoutError || e instanceof ConnectionError) console.log(e.name);
     if (e instanceof InvalidResponseError) console.log(e.received);
+    if (e instanceof NotStartedError || e instanceof ClosedError) console.log(e.name);
   }
   rpc.close();
   const dialect: CancelDialect = { method: '$/cancel', params: (id) => ({ id }), id: (p) => (p as { id?: string }).id, idMember: 'id' };

@@ -153,7 +153,7 @@ func TestQueuedProgressDoesNotPinItsMessage(t *testing.T) {
 	client, _ := newPair(t, nil, srv, opts, &Options{Progress: LSPProgress})
 	var got atomic.Int64
 	measured := make(chan int64, 1)
-	long := testCtx(t, 6*wait) // 40 MiB through a Pipe takes seconds under -race
+	long := testCtx(t, 36*wait) // 40 MiB through a Pipe takes seconds under -race, and more than 30 s at a load average of 15
 	ctx := WithProgress(long, func(v json.RawMessage) {
 		if got.Add(1) == 1 { // busy until every report has been read
 			select {

@@ -619,7 +619,9 @@ func TestLongIDAnsweredWithinLimit(t *testing.T) {
 		hold := make(chan struct{})
 		var once sync.Once
 		t.Cleanup(func() { once.Do(func() { close(hold) }) })
+		entered := make(chan struct{})
 		hh := mux(t, map[string]HandlerFunc{"hold": func(ctx context.Context, _ *Request) (any, error) {
+			close(entered)
 			<-hold
 			return nil, nil
 		}})
@@ -627,6 +629,14 @@ func TestLongIDAnsweredWithinLimit(t *testing.T) {
 		cleanupPeer(t, p)
 		r := startRaw(t, c2)
 		r.send(`{"jsonrpc":"2.0","id":0,"method":"hold"}`)
+		// The handler runs before Shutdown starts: with nothing in flight
+		// Shutdown closed the connection before the refused call was
+		// written ("use of closed network connection", once under load).
+		select {
+		case <-entered:
+		case <-time.After(wait):
+			t.Fatal("the hold handler never ran")
+		}
 		shut := make(chan error, 1)
 		go func() { shut <- p.Shutdown(testCtx(t, wait)) }()
 		eventually(t, "draining", p.inbound.draining)

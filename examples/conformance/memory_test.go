@@ -31,6 +31,8 @@ const (
 	maxLatency      = 100 * time.Millisecond // for 99% of the well-behaved calls
 	maxStall        = time.Second            // for every one of them
 	callInterval    = 20 * time.Millisecond
+	baseline        = 2 * time.Second // the well-behaved calls alone, first
+	loadFactor      = 5               // the bounds are at least this times the calls' own p99 and max alone
 )
 
 // TestHostileClientMemoryBounded pins issue 9 finding 7: the server's
@@ -39,7 +41,9 @@ const (
 // (~240 MB) and never reads a reply. The server may push back on its writes
 // or end its connection, but its peak RSS must stay under 64 MiB, and a
 // second client's small echo calls, one every 20 ms meanwhile, must all
-// succeed, 99% of them within 100 ms and all within 1 s.
+// succeed, 99% of them within 100 ms and all within 1 s, or, on a machine
+// whose load alone makes them slower, within 5 times their own p99 and
+// max measured alone just before.
 //
 // The server is a child built without the race detector even under -race,
 // which inflates memory 5-10x. The 100 ms bound is on the 99th percentile:
@@ -73,6 +77,22 @@ func TestHostileClientMemoryBounded(t *testing.T) {
 	// server's first use of its code and buffers.
 	if err := good.Call(ctx, "echo", []string{"warm-up"}, nil); err != nil {
 		t.Fatalf("warm-up call: %v", err)
+	}
+	// The same calls alone first: what this machine's load costs them
+	// without the hostile client, so that the bounds below judge
+	// starvation, not the load (p99 107 ms, 11 of 855 past 100 ms, at a
+	// load average of 15, with other test binaries beside it).
+	stopBase := make(chan struct{})
+	baseDone := make(chan []time.Duration)
+	go func() { baseDone <- politeCalls(t, good, stopBase) }()
+	time.Sleep(baseline)
+	close(stopBase)
+	base := <-baseDone
+	slices.Sort(base)
+	latencyBound, stallBound := maxLatency, maxStall
+	if len(base) > 0 {
+		latencyBound = max(maxLatency, loadFactor*base[len(base)*99/100])
+		stallBound = max(maxStall, loadFactor*base[len(base)-1])
 	}
 	hctx, hcancel := context.WithTimeout(context.Background(), hostileDeadline)
 	defer hcancel()
@@ -122,11 +142,12 @@ func TestHostileClientMemoryBounded(t *testing.T) {
 	}
 	slices.Sort(lat)
 	p99, worst := lat[len(lat)*99/100], lat[len(lat)-1]
-	t.Logf("well-behaved client: %d calls, p99 %v, max %v", len(lat), p99, worst)
-	if p99 >= maxLatency || worst >= maxStall {
-		n := len(lat) - slices.IndexFunc(lat, func(d time.Duration) bool { return d >= maxLatency })
+	t.Logf("well-behaved client: %d calls, p99 %v, max %v (alone before: %d calls, bounds p99 < %v, max < %v)",
+		len(lat), p99, worst, len(base), latencyBound, stallBound)
+	if p99 >= latencyBound || worst >= stallBound {
+		n := len(lat) - slices.IndexFunc(lat, func(d time.Duration) bool { return d >= latencyBound })
 		t.Errorf("%d of %d well-behaved calls took >= %v (p99 %v, max %v); want p99 < %v, max < %v",
-			n, len(lat), maxLatency, p99, worst, maxLatency, maxStall)
+			n, len(lat), latencyBound, p99, worst, latencyBound, stallBound)
 	}
 }
 

@@ -30,6 +30,7 @@ var _ Handler = HandlerFunc(nil)
 type Mux struct {
 	mu      sync.RWMutex
 	methods map[string]Handler
+	desc    describer // read by Methods, Sent, Topics only (describe.go)
 }
 
 // NewMux returns an empty Mux.

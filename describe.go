@@ -188,11 +188,15 @@ func checkName(name string) {
 // Methods returns the description of every method m serves, sorted by
 // name: typed ones with their Go types, untyped ones (registered with
 // Handle, not given types by Describe) with nil Params and Result.
+// rpc.discover (HandleDiscover) is not among them: it describes the rest.
 func (m *Mux) Methods() []MethodInfo {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := make([]MethodInfo, 0, len(m.methods))
 	for name := range m.methods {
+		if name == MethodDiscover {
+			continue
+		}
 		if info := m.desc.methods[name]; info != nil {
 			out = append(out, *info)
 		} else {

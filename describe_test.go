@@ -91,3 +91,23 @@ func TestDescribeMistakes(t *testing.T) {
 		t.Errorf("DescribeSent rpc.x panicked with %v, want ErrReservedMethod", p)
 	}
 }
+
+// TestHandleDiscover pins the one way to serve a "rpc." name: Handle still
+// refuses rpc.discover, HandleDiscover takes it once, and Methods leaves it
+// out.
+func TestHandleDiscover(t *testing.T) {
+	m := NewMux()
+	if p := panicOf(func() { m.HandleFunc(MethodDiscover, echo) }); !isErr(p, ErrReservedMethod) {
+		t.Errorf("Handle(rpc.discover) panicked with %v, want ErrReservedMethod", p)
+	}
+	m.HandleDiscover(HandlerFunc(echo))
+	if p := panicOf(func() { m.HandleDiscover(HandlerFunc(echo)) }); p == nil {
+		t.Error("HandleDiscover twice did not panic")
+	}
+	if p := panicOf(func() { NewMux().HandleDiscover(nil) }); p == nil {
+		t.Error("HandleDiscover(nil) did not panic")
+	}
+	if got := m.Methods(); len(got) != 0 {
+		t.Errorf("Methods lists %v", got)
+	}
+}

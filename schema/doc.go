@@ -6,7 +6,8 @@
 //     names them (json tags, embedded structs' fields promoted by Go's
 //     rules, "-" left out); a field is required unless it is omitempty or
 //     omitzero; other properties are refused (additionalProperties false);
-//   - a field with the ",string" option is a string;
+//   - a field with the ",string" option is a string; a field's doc tag
+//     (`doc:"..."`) is its description;
 //   - a pointer, a slice and a map may be null (they marshal so when nil);
 //     []byte is a base64 string; [N]T an array of N items;
 //   - integers carry the bounds of their Go type;

@@ -15,6 +15,7 @@ type fieldInfo struct {
 	tagged   bool // the name comes from a tag
 	optional bool // omitempty or omitzero: it may be absent
 	quoted   bool // the ",string" option
+	doc      string // the doc tag: the member's description
 }
 
 // fields lists the members of t's JSON object as encoding/json finds them:
@@ -77,7 +78,7 @@ func member(f reflect.StructField, index []int, all []fieldInfo, next []level) (
 	} else if !f.IsExported() {
 		return all, next
 	}
-	info := fieldInfo{name: name, goName: f.Name, typ: f.Type, index: index, tagged: name != ""}
+	info := fieldInfo{name: name, goName: f.Name, typ: f.Type, index: index, tagged: name != "", doc: f.Tag.Get("doc")}
 	if !validName(name) {
 		info.name, info.tagged = f.Name, false
 	}

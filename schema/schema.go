@@ -321,6 +321,39 @@ func (g *Generator) mapOf(t reflect.Type) (Schema, error) {
 	return s, nil
 }
 
+// described returns s with a description.
+func described(s Schema, doc string) Schema {
+	out := Schema{"description": doc}
+	for k, v := range s {
+		out[k] = v
+	}
+	return out
+}
+
+// Body returns the schema of t itself: for a named struct, its object
+// rather than a reference to its definition (what an MCP tool's
+// inputSchema must be: an object at the top). The definition stays in
+// Defs only if something refers to it.
+func (g *Generator) Body(t reflect.Type) (Schema, error) {
+	_, before := g.names[t]
+	s, err := g.Schema(t)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := s["$ref"].(string); !ok || len(s) != 1 || t.Kind() != reflect.Struct {
+		return s, nil
+	}
+	name := g.names[t]
+	body := g.defs[name]
+	if !before && !g.refd[t] {
+		delete(g.defs, name)
+		if len(g.defs) == 0 {
+			g.defs = nil
+		}
+	}
+	return body, nil
+}
+
 // structOf makes the schema of a struct: an object of its fields.
 func (g *Generator) structOf(t reflect.Type) (Schema, error) {
 	props := Schema{}
@@ -329,6 +362,9 @@ func (g *Generator) structOf(t reflect.Type) (Schema, error) {
 		s, err := g.of(f.typ, &f)
 		if err != nil {
 			return nil, fmt.Errorf("%v.%s: %w", t, f.goName, err)
+		}
+		if f.doc != "" {
+			s = described(s, f.doc)
 		}
 		props[f.name] = s
 		if !f.optional {

@@ -227,3 +227,31 @@ func TestSchemaRefused(t *testing.T) {
 		}
 	}
 }
+
+type documented struct {
+	Path string `json:"path" doc:"a file"`
+	Up   *tree  `json:"up,omitempty" doc:"the parent"`
+}
+
+// TestBody pins Body: a named struct's object itself (with its members'
+// doc tags as descriptions), its definition dropped when nothing else
+// refers to it, kept for a recursive type.
+func TestBody(t *testing.T) {
+	var g Generator
+	s, err := g.Body(typ[documented]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(s)
+	want := `{"additionalProperties":false,"properties":{"path":{"description":"a file","type":"string"},"up":{"anyOf":[{"$ref":"#/$defs/tree"},{"type":"null"}],"description":"the parent"}},"required":["path"],"type":"object"}`
+	if string(got) != want {
+		t.Errorf("Body:\n got %s\nwant %s", got, want)
+	}
+	if _, ok := g.Defs()["documented"]; ok || g.Defs()["tree"] == nil {
+		t.Errorf("defs: %v", g.Defs())
+	}
+	var g2 Generator
+	if s, _ := g2.Body(typ[tree]()); s["type"] != "object" || g2.Defs()["tree"] == nil {
+		t.Errorf("recursive Body %v, defs %v", s, g2.Defs())
+	}
+}

@@ -143,7 +143,7 @@ func (m *Mux) describeTypes(method string, params, result reflect.Type, notifica
 
 // DescribeSent declares that this side sends the notification method with
 // params P (a server's push), so that descriptions of m (package openrpc,
-// cmd/jsonrpc-ts) include it. It panics if method is declared twice or
+// openrpc/jsonrpc-ts) include it. It panics if method is declared twice or
 // begins with "rpc.". It declares only: sending is Peer.Notify's.
 func DescribeSent[P any](m *Mux, method string, d Description) {
 	checkName(method)

@@ -8,13 +8,17 @@
 // this library:
 //
 //   - x-notifications, at the top: the notifications the server sends
-//     (jsonrpc.DescribeSent), each a method object without result;
+//     (jsonrpc.DescribeSent), each a method object without result whose
+//     x-params is the schema of the params as sent (the Go value as it
+//     marshals);
 //   - x-topics, at the top: the topics it publishes (jsonrpc.DescribeTopic),
 //     each {name, summary, description, notification: "topic.message",
 //     message: the schema of a message's data};
 //   - x-params, on a method whose params are no fixed list (a slice, a map,
-//     any: its params list is then empty): the schema of the params member
-//     as a whole;
+//     any: its params list is then empty), and on every sent notification:
+//     the schema of the params member as a whole;
+//   - x-error-data, on a method: the schemas of its errors' data, by code
+//     (an OpenRPC error object admits no extension);
 //   - x-untyped: true, on a method registered with Handle and not given
 //     types: its params (x-params) and result are {}, never guessed.
 //

@@ -3,6 +3,7 @@ package openrpc
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/schema"
@@ -50,7 +51,7 @@ func New(m *jsonrpc.Mux, info Info) (Document, error) {
 		methods = append(methods, mo)
 	}
 	for _, mi := range m.Sent() {
-		mo, err := method(g, mi)
+		mo, err := sentMethod(g, mi)
 		if err != nil {
 			return nil, err
 		}
@@ -115,18 +116,21 @@ func method(g *schema.Generator, mi jsonrpc.MethodInfo) (map[string]any, error) 
 	}
 	if len(mi.Errors) > 0 {
 		var errs []any
+		data := map[string]any{}
 		for _, e := range mi.Errors {
-			eo := map[string]any{"code": e.Code, "message": e.Message}
+			errs = append(errs, map[string]any{"code": e.Code, "message": e.Message})
 			if e.Data != nil {
 				s, err := g.Schema(e.Data)
 				if err != nil {
 					return nil, fmt.Errorf("openrpc: %s: error %d: %w", mi.Name, e.Code, err)
 				}
-				eo["x-data"] = s
+				data[strconv.FormatInt(e.Code, 10)] = s
 			}
-			errs = append(errs, eo)
 		}
 		mo["errors"] = errs
+		if len(data) > 0 {
+			mo["x-error-data"] = data // an error object takes no extension
+		}
 	}
 	if mi.Params == nil {
 		mo["x-untyped"] = true
@@ -159,6 +163,31 @@ func method(g *schema.Generator, mi jsonrpc.MethodInfo) (map[string]any, error) 
 	return mo, nil
 }
 
+// sentMethod makes the method object of a notification this side sends:
+// its params are what Peer.Notify marshals, the Go value as it is, so
+// x-params is the schema of P, and params lists a struct's members by name.
+func sentMethod(g *schema.Generator, mi jsonrpc.MethodInfo) (map[string]any, error) {
+	mo := map[string]any{"name": mi.Name}
+	words(mo, mi.Description)
+	if mi.Deprecated {
+		mo["deprecated"] = true
+	}
+	s, err := g.Schema(mi.Params)
+	if err != nil {
+		return nil, fmt.Errorf("openrpc: %s: params: %w", mi.Name, err)
+	}
+	mo["x-params"] = s
+	params := []any{}
+	if mp, err := g.Params(mi.Params); err == nil && (mp.Structure == "by-name" || mp.Structure == "either") {
+		for _, p := range mp.List {
+			params = append(params, map[string]any{"name": p.Name, "schema": p.Schema, "required": p.Required})
+		}
+		mo["paramStructure"] = "by-name"
+	}
+	mo["params"] = params
+	return mo, nil
+}
+
 // words adds a description's summary and text to an object.
 func words(o map[string]any, d jsonrpc.Description) {
 	if d.Summary != "" {
@@ -186,4 +215,3 @@ func Serve(m *jsonrpc.Mux, info Info) {
 		return doc, nil
 	}))
 }
-

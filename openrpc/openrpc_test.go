@@ -118,6 +118,11 @@ func checkSchemas(t *testing.T, text []byte) {
 			if mo["x-params"] != nil {
 				ptrs = append(ptrs, at+"/x-params")
 			}
+			if data, ok := mo["x-error-data"].(map[string]any); ok {
+				for code := range data {
+					ptrs = append(ptrs, at+"/x-error-data/"+code)
+				}
+			}
 		}
 	}
 	ts, _ := d["x-topics"].([]any)
@@ -189,4 +194,3 @@ func panicOf(f func()) (p any) {
 	f()
 	return nil
 }
-

@@ -14,7 +14,8 @@
 //   - a map is an object whose keys are strings, integers (a pattern) or
 //     a key type's text (encoding.TextMarshaler);
 //   - json.RawMessage and interfaces (any) are not constrained: {};
-//   - a type with its own JSON form is what it says (a Provider, or
+//   - a type with its own JSON form is what it says (a Provider, a
+//     Definer for one made of other Go types, or
 //     Generator.Types for a type not yours), else a json.Marshaler is not
 //     constrained and an encoding.TextMarshaler is a string; time.Time is
 //     a date-time string; the engine's Number (go-json-experiment/json/v1's) a

@@ -12,9 +12,9 @@ type fieldInfo struct {
 	goName   string
 	typ      reflect.Type
 	index    []int
-	tagged   bool // the name comes from a tag
-	optional bool // omitempty or omitzero: it may be absent
-	quoted   bool // the ",string" option
+	tagged   bool   // the name comes from a tag
+	optional bool   // omitempty or omitzero: it may be absent
+	quoted   bool   // the ",string" option
 	doc      string // the doc tag: the member's description
 }
 

@@ -25,6 +25,14 @@ type Provider interface {
 	JSONSchema() Schema
 }
 
+// Definer is implemented by a type that says its own schema in terms of
+// other Go types, whose schemas it asks g for (so that they are defined
+// once and referred to): a union of objects, say, which Go has no type
+// for. The method is called on a zero value.
+type Definer interface {
+	DefineSchema(g *Generator) (Schema, error)
+}
+
 // Draft is the $schema of the 2020-12 draft, which the schemas follow.
 const Draft = "https://json-schema.org/draft/2020-12/schema"
 
@@ -85,6 +93,7 @@ var (
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 	textUnmarshaler   = reflect.TypeFor[encoding.TextUnmarshaler]()
 	providerType      = reflect.TypeFor[Provider]()
+	definerType       = reflect.TypeFor[Definer]()
 	timeType          = reflect.TypeFor[time.Time]()
 	// The engine's Number is a number; encoding/json's is a string to it,
 	// unless the two are one (as they are once encoding/json runs on v2).
@@ -112,6 +121,13 @@ func (g *Generator) of(t reflect.Type, field *fieldInfo) (Schema, error) {
 			return nil, err
 		}
 		return nullable(s), nil
+	}
+	if implements(t, definerType) {
+		v := reflect.New(t)
+		if t.Implements(definerType) {
+			v = v.Elem()
+		}
+		return v.Interface().(Definer).DefineSchema(g)
 	}
 	if s := special(t); s != nil {
 		return s, nil

@@ -255,3 +255,40 @@ func TestBody(t *testing.T) {
 		t.Errorf("recursive Body %v, defs %v", s, g2.Defs())
 	}
 }
+
+type event struct {
+	Kind string `json:"kind"`
+	Data any    `json:"data"`
+}
+
+// DefineSchema says an event is a note or a tree, by kind.
+func (event) DefineSchema(g *Generator) (Schema, error) {
+	var alts []any
+	for kind, t := range map[string]reflect.Type{"note": typ[tagged](), "tree": typ[tree]()} {
+		s, err := g.Schema(t)
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, Schema{"type": "object", "required": []any{"kind", "data"},
+			"properties": Schema{"kind": Schema{"const": kind}, "data": s}})
+	}
+	return Schema{"anyOf": alts}, nil
+}
+
+// TestDefiner pins a type that says its schema with other types': they
+// are defined once, and the union holds what it should.
+func TestDefiner(t *testing.T) {
+	s, err := For(typ[[]event]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if defs := s["$defs"].(map[string]Schema); defs["tree"] == nil || defs["tagged"] == nil {
+		t.Errorf("defs %v", defs)
+	}
+	sch := compile(t, s)
+	for in, ok := range map[string]bool{`[{"kind":"tree","data":{"name":"x"}}]`: true, `[{"kind":"tree","data":{"name":1}}]`: false, `[{"kind":"x","data":{}}]`: false} {
+		if err := sch.Validate(decode(t, []byte(in))); (err == nil) != ok {
+			t.Errorf("%s: %v, want valid %v", in, err, ok)
+		}
+	}
+}

@@ -101,7 +101,15 @@ func main() {
 	flag.StringVar(&nc.Data, "data", "", "without -nats: keep the embedded NATS server's store (the board) in this directory, across restarts; default: a temporary one, removed at exit")
 	flag.BoolVar(&nc.Embed, "nats-embed", false, "start a NATS server with JetStream in this node, on -nats-addr, for other nodes to join")
 	flag.StringVar(&nc.Addr, "nats-addr", "127.0.0.1:4222", "with -nats-embed: the address the embedded NATS server listens on")
+	describeOnly := flag.Bool("openrpc", false, "print the board's OpenRPC document (what rpc.discover answers) and exit")
 	flag.Parse()
+	if *describeOnly {
+		if err := printDocument(os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if err := run(*addr, nc, log); err != nil {
 		fmt.Fprintln(os.Stderr, err)

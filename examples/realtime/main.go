@@ -22,6 +22,11 @@
 // server that listens on no port: one node, no setup; its board is kept
 // across restarts with -data DIR, and is gone at exit without.
 //
+// The board describes itself (describe.go): rpc.discover answers its
+// OpenRPC document, -openrpc prints it and exits, and the page's types
+// (static/api.d.ts, which app.js is checked against) are made from it by
+// go generate.
+//
 // GET /healthz answers at once in every state, 200 only when the node has
 // NATS and its board (board.go's health lists the states); /rpc answers
 // 503 until the board is loaded.

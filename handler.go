@@ -30,6 +30,7 @@ var _ Handler = HandlerFunc(nil)
 type Mux struct {
 	mu      sync.RWMutex
 	methods map[string]Handler
+	desc    describer // read by Methods, Sent, Topics only (describe.go)
 }
 
 // NewMux returns an empty Mux.
@@ -57,6 +58,30 @@ func (m *Mux) Handle(method string, h Handler) {
 		m.methods = make(map[string]Handler)
 	}
 	m.methods[method] = h
+}
+
+// MethodDiscover is the method of OpenRPC's service discovery, the one
+// name beginning with "rpc." that a Mux serves, and only when asked to by
+// HandleDiscover (package openrpc's Serve).
+const MethodDiscover = "rpc.discover"
+
+// HandleDiscover registers h for rpc.discover (MethodDiscover), which
+// Handle refuses as it refuses every "rpc." name: serving a description of
+// the Mux is the user's choice, never a default. It panics if rpc.discover
+// is registered already or h is nil.
+func (m *Mux) HandleDiscover(h Handler) {
+	if h == nil {
+		panic("jsonrpc: nil handler for rpc.discover")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, dup := m.methods[MethodDiscover]; dup {
+		panic("jsonrpc: rpc.discover registered twice")
+	}
+	if m.methods == nil {
+		m.methods = make(map[string]Handler)
+	}
+	m.methods[MethodDiscover] = h
 }
 
 // HandleFunc registers f for method, as Handle does.

@@ -41,9 +41,10 @@ func Typed[P, R any](fn func(context.Context, P) (R, error)) Handler {
 	})
 }
 
-// Register registers Typed(fn) on m for method, as m.Handle does.
+// Register registers Typed(fn) on m for method, as m.Handle does, and keeps
+// P and R for the method's description (Mux.Methods).
 func Register[P, R any](m *Mux, method string, fn func(context.Context, P) (R, error)) {
-	m.Handle(method, Typed(fn))
+	m.typed(method, Typed(fn), reflect.TypeFor[P](), reflect.TypeFor[R](), false)
 }
 
 // RegisterNotification registers fn on m for method, a notification that
@@ -51,11 +52,12 @@ func Register[P, R any](m *Mux, method string, fn func(context.Context, P) (R, e
 // them. As for every handler of a notification, fn's error (and an Invalid
 // params error, when the params do not fit P) goes nowhere; return one to
 // say so in an interceptor. Should the other side send method as a call, it
-// gets null as the result, or the error.
+// gets null as the result, or the error. P is kept for the method's
+// description (Mux.Methods), which says it is a notification.
 func RegisterNotification[P any](m *Mux, method string, fn func(context.Context, P) error) {
-	m.Handle(method, Typed(func(ctx context.Context, p P) (any, error) {
+	m.typed(method, Typed(func(ctx context.Context, p P) (any, error) {
 		return nil, fn(ctx, p)
-	}))
+	}), reflect.TypeFor[P](), nil, true)
 }
 
 // paramsDecoder decodes params into one type, planned once per handler.

@@ -9,10 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/schema"
 )
 
 const (
@@ -42,22 +44,22 @@ var tools = []tool{
 	{toolDef{
 		Name: "list_files", Title: "List files",
 		Description: "List the files under a directory of the root (the whole root by default), with their sizes.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"a directory relative to the root; default the root itself"}}}`),
+		InputSchema: inputSchema[listArgs](),
 	}, listFiles},
 	{toolDef{
 		Name: "read_file", Title: "Read a file",
 		Description: "Return the text of a file under the root (at most 1 MiB). Paths outside the root are refused.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"a file relative to the root"}},"required":["path"]}`),
+		InputSchema: inputSchema[pathArgs](),
 	}, readFile},
 	{toolDef{
 		Name: "summarize_file", Title: "Summarize a file",
 		Description: "Read a file under the root and ask the client's model for a summary (sampling/createMessage), reporting progress.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"a file relative to the root"},"maxTokens":{"type":"integer","description":"the most tokens the summary may take; default 200"}},"required":["path"]}`),
+		InputSchema: inputSchema[summarizeArgs](),
 	}, summarizeFile},
 	{toolDef{
 		Name: "wait", Title: "Wait",
 		Description: "Wait the given seconds, reporting progress each second; stops at once when the call is cancelled.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number","minimum":0,"maximum":600}},"required":["seconds"]}`),
+		InputSchema: inputSchema[waitArgs](),
 	}, wait},
 }
 
@@ -102,8 +104,56 @@ func args(call *callToolParams, dst any) error {
 	return nil
 }
 
+// The tools' arguments: their inputSchema is made from these types
+// (inputSchema), so that what tools/list promises is what args decodes.
+
+// listArgs are list_files' arguments.
+type listArgs struct {
+	Path string `json:"path,omitempty" doc:"a directory relative to the root; default the root itself"`
+}
+
+// pathArgs are read_file's arguments.
 type pathArgs struct {
-	Path string `json:"path"`
+	Path string `json:"path" doc:"a file relative to the root"`
+}
+
+// summarizeArgs are summarize_file's arguments.
+type summarizeArgs struct {
+	Path      string `json:"path" doc:"a file relative to the root"`
+	MaxTokens int    `json:"maxTokens,omitempty" doc:"the most tokens the summary may take; default 200"`
+}
+
+// waitArgs are wait's arguments.
+type waitArgs struct {
+	Seconds seconds `json:"seconds"`
+}
+
+// seconds is a time to wait, from 0 to maxWait: its schema says the bounds
+// that wait checks.
+type seconds float64
+
+// JSONSchema says the bounds of seconds.
+func (seconds) JSONSchema() schema.Schema {
+	return schema.Schema{"type": "number", "minimum": 0, "maximum": maxWait}
+}
+
+// inputSchema is the schema of T, a tool's arguments, as an object (what
+// MCP's inputSchema must be). T's types are the program's own: a type
+// without a JSON form is a bug, and panics at start.
+func inputSchema[T any]() json.RawMessage {
+	var g schema.Generator
+	s, err := g.Body(reflect.TypeFor[T]())
+	if err != nil {
+		panic(err)
+	}
+	if defs := g.Defs(); len(defs) > 0 {
+		s["$defs"] = defs
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // openRoot opens the tools' root. An os.Root refuses every path that
@@ -131,7 +181,7 @@ func openRoot(ctx context.Context, s *server) (*os.Root, error) {
 }
 
 func listFiles(ctx context.Context, s *server, call *callToolParams) (string, error) {
-	var a pathArgs
+	var a listArgs
 	if err := args(call, &a); err != nil {
 		return "", err
 	}
@@ -209,10 +259,7 @@ func readFile(ctx context.Context, s *server, call *callToolParams) (string, err
 // server calls sampling/createMessage on the client while the client's
 // tools/call is still running, on the same pipe.
 func summarizeFile(ctx context.Context, s *server, call *callToolParams) (string, error) {
-	var a struct {
-		Path      string `json:"path"`
-		MaxTokens int    `json:"maxTokens"`
-	}
+	var a summarizeArgs
 	if err := args(call, &a); err != nil {
 		return "", err
 	}
@@ -253,12 +300,11 @@ func summarizeFile(ctx context.Context, s *server, call *callToolParams) (string
 // the call is cancelled (notifications/cancelled cancels ctx), and says so
 // on stderr and to the client.
 func wait(ctx context.Context, s *server, call *callToolParams) (string, error) {
-	var a struct {
-		Seconds float64 `json:"seconds"`
-	}
-	if err := args(call, &a); err != nil {
+	var wa waitArgs
+	if err := args(call, &wa); err != nil {
 		return "", err
 	}
+	a := struct{ Seconds float64 }{float64(wa.Seconds)}
 	if a.Seconds < 0 || a.Seconds > maxWait {
 		return "", &argsError{fmt.Errorf("seconds must be between 0 and %d", maxWait)}
 	}

@@ -58,6 +58,17 @@ type Liked struct {
 	Liked bool   `json:"liked"`
 }
 
+// Cleared is the result of board.clear: how many notes it took off.
+type Cleared struct {
+	Cleared int `json:"cleared"`
+}
+
+// ClearedBy is the params of the board.cleared notification: who cleared
+// the board.
+type ClearedBy struct {
+	By string `json:"by"`
+}
+
 // Stats is the board's summary, the result of board.stats and the params
 // of the board.stats notification pushed whenever it changes.
 //
@@ -203,6 +214,7 @@ func (b *Board) Mux() *jsonrpc.Mux {
 	jsonrpc.Register(m, "board.post", b.post)
 	jsonrpc.Register(m, "board.like", b.like)
 	jsonrpc.Register(m, "board.clear", b.clear)
+	describe(m)
 	return m
 }
 
@@ -459,7 +471,7 @@ func (b *Board) post(ctx context.Context, p struct {
 // nothing and tells nobody.
 func (b *Board) like(ctx context.Context, p struct {
 	ID     int64 `json:"id"`
-	Unlike bool  `json:"unlike"`
+	Unlike bool  `json:"unlike,omitempty"`
 }) (Note, error) {
 	user, ok := userFrom(ctx)
 	if !ok {
@@ -482,24 +494,24 @@ func (b *Board) like(ctx context.Context, p struct {
 
 // clear takes every note off the board, on every node, once the page that
 // asked has confirmed, and tells every page who did.
-func (b *Board) clear(ctx context.Context, _ struct{}) (map[string]int, error) {
+func (b *Board) clear(ctx context.Context, _ struct{}) (Cleared, error) {
 	by, ok := userFrom(ctx)
 	if !ok {
-		return nil, errNotSignedIn
+		return Cleared{}, errNotSignedIn
 	}
 	if err := b.confirm(ctx, b.Stats().Notes); err != nil {
-		return nil, err
+		return Cleared{}, err
 	}
 	sctx, cancel := b.callCtx(ctx)
 	defer cancel()
 	n, ids, err := b.store.clear(sctx, by)
 	if err != nil {
-		return nil, b.storeFailed("clear", err)
+		return Cleared{}, b.storeFailed("clear", err)
 	}
 	b.housekeep(ids)
-	b.notify("board.cleared", map[string]string{"by": by})
+	b.notify("board.cleared", ClearedBy{By: by})
 	b.pushStats()
-	return map[string]int{"cleared": n}, nil
+	return Cleared{Cleared: n}, nil
 }
 
 // storeFailed logs a failed JetStream operation and returns the error a

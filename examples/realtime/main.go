@@ -22,6 +22,11 @@
 // server that listens on no port: one node, no setup; its board is kept
 // across restarts with -data DIR, and is gone at exit without.
 //
+// The board describes itself (describe.go): rpc.discover answers its
+// OpenRPC document, -openrpc prints it and exits, and the page's types
+// (static/api.d.ts, which app.js is checked against) are made from it by
+// go generate.
+//
 // GET /healthz answers at once in every state, 200 only when the node has
 // NATS and its board (board.go's health lists the states); /rpc answers
 // 503 until the board is loaded.
@@ -101,7 +106,15 @@ func main() {
 	flag.StringVar(&nc.Data, "data", "", "without -nats: keep the embedded NATS server's store (the board) in this directory, across restarts; default: a temporary one, removed at exit")
 	flag.BoolVar(&nc.Embed, "nats-embed", false, "start a NATS server with JetStream in this node, on -nats-addr, for other nodes to join")
 	flag.StringVar(&nc.Addr, "nats-addr", "127.0.0.1:4222", "with -nats-embed: the address the embedded NATS server listens on")
+	describeOnly := flag.Bool("openrpc", false, "print the board's OpenRPC document (what rpc.discover answers) and exit")
 	flag.Parse()
+	if *describeOnly {
+		if err := printDocument(os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if err := run(*addr, nc, log); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -59,6 +59,8 @@ var packages = map[string]string{
 	"httprpc": "httprpc",
 	"browser": "browser",
 	"topic":   "topic",
+	"schema":  "schema",
+	"openrpc": "openrpc",
 }
 
 // elsewhere are bare names the docs use that are not Go identifiers of
@@ -69,6 +71,11 @@ var elsewhere = map[string]string{
 	"AbortError":      "browser/jsonrpc.js",
 	"TimeoutError":    "browser/jsonrpc.js",
 	"ConnectionError": "browser/jsonrpc.js",
+	"CallOptions":     "browser/jsonrpc.d.ts",
+	// the declarations openrpc/jsonrpc-ts writes (docs/typescript.md)
+	"TypedClient":   "internal/tsgen/gen.go",
+	"Calls":         "internal/tsgen/gen.go",
+	"Notifications": "internal/tsgen/gen.go",
 }
 
 // TestDocs fails when a doc names, in backquotes, something that does not

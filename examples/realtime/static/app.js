@@ -3,10 +3,20 @@
 // with the server goes through jsonrpc.js (served by the Go package
 // browser at js/); every frame is also shown in the
 // "On the wire" panel.
-import { Client } from './js/jsonrpc.js';
+import { Client, RPCError } from './js/jsonrpc.js';
+
+// The JSDoc types are checked by tsc --strict --checkJs (TestPageTypes)
+// against api.d.ts, made from the server's Go types (go generate): a
+// change to a Go type that this page's use no longer fits fails the check.
+// The DOM is left loose ($ gives any); the talk with the server is typed.
+/** @typedef {import('./api.js').TypedClient} TypedClient */
+/** @typedef {import('./api.js').Note} Note */
+/** @typedef {import('./api.js').Stats} Stats */
+/** @typedef {import('./api.js').Sent} Sent */
 
 const CodeNotConfirmed = -32012; // board.clear that this page did not confirm
 
+/** @type {(id: string) => any} */
 const $ = (id) => document.getElementById(id);
 const nameInput = $('name');
 const textInput = $('text');
@@ -25,16 +35,19 @@ textInput.addEventListener('input', () => {
   $('count').classList.toggle('over', n > 140);
 });
 
+/** @param {any} err an Error (an RPCError has a code), or null */
 function showError(err) {
   const box = $('error');
   box.hidden = !err;
   box.textContent = !err ? '' : err.code !== undefined ? `${err.message} (error ${err.code})` : err.message;
 }
 
+/** @param {string} text */
 function say(text) {
   $('activity').textContent = text;
 }
 
+/** @param {string} state @param {string} text */
 function setStatus(state, text) {
   $('status').dataset.state = state;
   $('status').textContent = text;
@@ -42,6 +55,7 @@ function setStatus(state, text) {
 
 // renderNote shows a note, or updates it if it is shown already; notes are
 // kept newest first, whichever order they arrive in.
+/** @param {Note} note */
 function renderNote(note) {
   let li = notesList.querySelector(`[data-id="${note.id}"]`);
   if (!li) {
@@ -75,6 +89,7 @@ function renderNote(note) {
 }
 
 // noteTime shows when a note was posted: the time today, the date before.
+/** @param {string} iso */
 function noteTime(iso) {
   const t = new Date(iso);
   if (Number.isNaN(t.getTime())) return '';
@@ -86,6 +101,7 @@ function noteTime(iso) {
 // renderStats shows the board's summary, unless it is older than the one
 // shown: a board.stats reply may arrive after a newer board.stats push.
 let statsVersion = -1;
+/** @param {Stats} s */
 function renderStats(s) {
   if (s.version < statsVersion) return;
   statsVersion = s.version;
@@ -95,6 +111,7 @@ function renderStats(s) {
 }
 
 // traceFrame adds one JSON-RPC frame to the "On the wire" panel.
+/** @param {'in' | 'out'} dir @param {string} text */
 function traceFrame(dir, text) {
   let kind = 'reply';
   let label = '';
@@ -129,6 +146,7 @@ function traceFrame(dir, text) {
 // signIn starts a session: the server answers with the name it will sign
 // this page's notes with, and sets the session cookie (HttpOnly: this
 // script never sees it).
+/** @param {string} name @returns {Promise<string>} */
 async function signIn(name) {
   const resp = await fetch('login', {
     method: 'POST',
@@ -139,7 +157,7 @@ async function signIn(name) {
   return (await resp.json()).name;
 }
 
-$('login').addEventListener('submit', async (event) => {
+$('login').addEventListener('submit', async (/** @type {Event} */ event) => {
   event.preventDefault();
   $('signin').disabled = true;
   try {
@@ -163,8 +181,9 @@ $('login').addEventListener('submit', async (event) => {
 // it, since a restarted server may have forgotten the session.
 let myName = '';
 
+/** @param {boolean} online */
 function setOnline(online) {
-  document.querySelectorAll('#compose button').forEach((b) => { b.disabled = !online; });
+  document.querySelectorAll('#compose button').forEach((b) => { /** @type {HTMLButtonElement} */ (b).disabled = !online; });
 }
 
 // loadBoard fetches the whole board with one batch: one JSON array out,
@@ -172,17 +191,22 @@ function setOnline(online) {
 // "board" starts afresh (the first connection, or a reconnection whose
 // missed news the server no longer has); otherwise a page that was away
 // gets what it missed from the topic's history and fetches nothing.
+/** @param {TypedClient} rpc */
 async function loadBoard(rpc) {
-  const [notes, stats] = await Promise.all(rpc.batch([{ method: 'board.list' }, { method: 'board.stats' }]));
+  // A batch's replies are untyped (batch is not in TypedClient): say what they are.
+  const replies = await Promise.all(rpc.batch([{ method: 'board.list' }, { method: 'board.stats' }]));
+  const notes = /** @type {Note[] | null} */ (replies[0]);
+  const stats = /** @type {Stats} */ (replies[1]);
   notesList.replaceChildren();
-  notes.forEach(renderNote);
+  (notes ?? []).forEach(renderNote);
   statsVersion = -1; // a restarted cluster may count afresh
   renderStats(stats);
-  say(`Loaded ${notes.length} notes and the stats with one batch`);
+  say(`Loaded ${notes?.length ?? 0} notes and the stats with one batch`);
 }
 
 // showState shows the connection's state: after a drop the page connects
 // again by itself, with a growing delay.
+/** @param {import('./js/jsonrpc.js').ConnectionStatus} state @param {import('./js/jsonrpc.js').StatusInfo} info */
 function showState(state, info) {
   switch (state) {
     case 'connecting':
@@ -193,7 +217,7 @@ function showState(state, info) {
       setOnline(true);
       break;
     case 'reconnecting':
-      setStatus('reconnecting', `reconnecting in ${Math.max(1, Math.ceil(info.delay / 1000))} s…`);
+      setStatus('reconnecting', `reconnecting in ${Math.max(1, Math.ceil((info.delay ?? 0) / 1000))} s…`);
       setOnline(false);
       break;
     case 'closed':
@@ -208,22 +232,24 @@ function showState(state, info) {
 async function start() {
   const url = new URL('rpc', location.href);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  const rpc = new Client(url.href, {
-    prepare: () => signIn(myName),
+  const rpc = /** @type {TypedClient} */ (new Client(url.href, {
+    prepare: async () => { await signIn(myName); },
     onstatus: showState,
     trace: traceFrame,
-  });
+  }));
 
   // Methods the server calls on this page: before it clears the board,
   // the server asks the person here, with the count only it knows.
-  rpc.handle('page.confirm', ({ question }) => window.confirm(question));
+  rpc.handle('page.confirm', (/** @type {{question: string}} */ { question }) => window.confirm(question));
 
   // The board's news: every page subscribes to the topic "board", whose
   // messages are {method, params} of the news, each exactly once and in
   // order, across reconnections (jsonrpc.js subscribes again with its
   // position). The same handlers serve the plain notifications the server
   // sends before the subscription starts.
+  /** @type {Map<string, (params: any) => void>} */
   const news = new Map();
+  /** @type {<M extends keyof Sent>(method: M, fn: (params: Sent[M]) => void) => void} */
   const onNews = (method, fn) => {
     news.set(method, fn);
     rpc.on(method, fn);
@@ -254,7 +280,7 @@ async function start() {
   onNews('board.stats', renderStats);
 
   // Calls, with a result or an error shown to the user.
-  $('compose').addEventListener('submit', async (event) => {
+  $('compose').addEventListener('submit', async (/** @type {Event} */ event) => {
     event.preventDefault();
     try {
       renderNote(await rpc.call('board.post', { text: textInput.value }));
@@ -276,14 +302,14 @@ async function start() {
       say(`You cleared the board (${cleared} notes)`);
       showError(null);
     } catch (e) {
-      if (e.code !== CodeNotConfirmed) return showError(e);
+      if (!(e instanceof RPCError) || e.code !== CodeNotConfirmed) return showError(e);
       say('You kept the board as it is');
       showError(null);
     } finally {
       clearing = false;
     }
   });
-  notesList.addEventListener('click', async (event) => {
+  notesList.addEventListener('click', async (/** @type {any} */ event) => {
     const like = event.target.closest('.like');
     if (!like) return;
     const unlike = like.getAttribute('aria-pressed') === 'true';
@@ -308,7 +334,7 @@ async function start() {
     await loading; // the board, loaded on the first subscription's reset
   } catch (e) {
     setStatus('offline', 'offline');
-    showError(new Error(`${e.message}: sign in again`));
+    showError(new Error(`${e instanceof Error ? e.message : e}: sign in again`));
     return false;
   }
   document.body.dataset.ready = 'true';

@@ -1,0 +1,398 @@
+package schema
+
+import (
+	"encoding"
+	stdjson "encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"strings"
+	"time"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
+)
+
+// Schema is a JSON Schema as a JSON object: its keywords and their values,
+// which marshal with encoding/json (keys sorted, so the same types give
+// the same text).
+type Schema = map[string]any
+
+// Provider is implemented by a type that says its own schema: the JSON it
+// marshals to and unmarshals from, which the generator cannot see (a
+// json.Marshaler's, say). The method is called on a zero value.
+type Provider interface {
+	JSONSchema() Schema
+}
+
+// Definer is implemented by a type that says its own schema in terms of
+// other Go types, whose schemas it asks g for (so that they are defined
+// once and referred to): a union of objects, say, which Go has no type
+// for. The method is called on a zero value.
+type Definer interface {
+	DefineSchema(g *Generator) (Schema, error)
+}
+
+// Draft is the $schema of the 2020-12 draft, which the schemas follow.
+const Draft = "https://json-schema.org/draft/2020-12/schema"
+
+// A Generator makes the schemas of Go types that share one set of
+// definitions: a named struct type is defined once, under a name derived
+// from the Go type's, and every schema that holds it refers to it. Its
+// zero value is ready to use, with definitions under #/$defs/. A
+// Generator is not safe for concurrent use.
+type Generator struct {
+	// RefPrefix is what the references to definitions begin with; default
+	// "#/$defs/" (OpenRPC's are under "#/components/schemas/").
+	RefPrefix string
+	// Types gives the schemas of types that are not yours to make
+	// Providers; they take precedence over everything else. Default none.
+	Types map[reflect.Type]Schema
+
+	defs  map[string]Schema
+	names map[reflect.Type]string // the name of every type defined or being defined
+	taken map[string]reflect.Type
+	busy  map[reflect.Type]bool // types whose schema is being made
+	refd  map[reflect.Type]bool // busy types referred to from within: they get a definition
+}
+
+// For returns the schema of t, self-contained: with $schema, and its
+// definitions in $defs.
+func For(t reflect.Type) (Schema, error) {
+	var g Generator
+	s, err := g.Schema(t)
+	if err != nil {
+		return nil, err
+	}
+	out := Schema{"$schema": Draft}
+	for k, v := range s {
+		out[k] = v
+	}
+	if len(g.defs) > 0 {
+		out["$defs"] = g.Defs()
+	}
+	return out, nil
+}
+
+// Schema returns the schema of t, which may refer to the Generator's
+// definitions (Defs).
+func (g *Generator) Schema(t reflect.Type) (Schema, error) {
+	if t == nil {
+		return nil, fmt.Errorf("schema: nil type")
+	}
+	return g.of(t, nil)
+}
+
+// Defs returns the definitions that the schemas made so far refer to, by
+// name. The map is the Generator's: do not change it.
+func (g *Generator) Defs() map[string]Schema { return g.defs }
+
+var (
+	marshalerType     = reflect.TypeFor[stdjson.Marshaler]()
+	unmarshalerType   = reflect.TypeFor[stdjson.Unmarshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	textUnmarshaler   = reflect.TypeFor[encoding.TextUnmarshaler]()
+	providerType      = reflect.TypeFor[Provider]()
+	definerType       = reflect.TypeFor[Definer]()
+	timeType          = reflect.TypeFor[time.Time]()
+	// The engine's Number is a number; encoding/json's is a string to it,
+	// unless the two are one (as they are once encoding/json runs on v2).
+	numberType = reflect.TypeFor[jsonv1.Number]()
+)
+
+// implements reports whether t or *t has the method set of iface.
+func implements(t, iface reflect.Type) bool {
+	return t.Implements(iface) || t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(iface)
+}
+
+// of makes t's schema; field is the struct field t is the type of, or nil.
+func (g *Generator) of(t reflect.Type, field *fieldInfo) (Schema, error) {
+	if field != nil && field.quoted {
+		if s := quoted(t); s != nil {
+			return s, nil
+		}
+	}
+	if s, ok := g.Types[t]; ok {
+		return s, nil
+	}
+	if t.Kind() == reflect.Pointer {
+		s, err := g.of(t.Elem(), nil)
+		if err != nil {
+			return nil, err
+		}
+		return nullable(s), nil
+	}
+	if implements(t, definerType) {
+		v := reflect.New(t)
+		if t.Implements(definerType) {
+			v = v.Elem()
+		}
+		return v.Interface().(Definer).DefineSchema(g)
+	}
+	if s := special(t); s != nil {
+		return s, nil
+	}
+	if t.Name() != "" && (t.Kind() == reflect.Struct || t.Kind() == reflect.Slice || t.Kind() == reflect.Map || t.Kind() == reflect.Array) {
+		return g.named(t)
+	}
+	return g.body(t)
+}
+
+// special returns the schema of a type with a JSON form of its own, or nil.
+func special(t reflect.Type) Schema {
+	switch {
+	case t == timeType:
+		return Schema{"type": "string", "format": "date-time"}
+	case t == numberType:
+		return Schema{"type": "number"}
+	case implements(t, providerType):
+		v := reflect.New(t)
+		if t.Implements(providerType) {
+			v = v.Elem()
+		}
+		return v.Interface().(Provider).JSONSchema()
+	case implements(t, marshalerType) || implements(t, unmarshalerType):
+		return Schema{} // json.RawMessage among them: its own JSON, never guessed at
+	case implements(t, textMarshalerType) || implements(t, textUnmarshaler):
+		return Schema{"type": "string"}
+	}
+	return nil
+}
+
+// quoted is the schema of a field with the ",string" option, or nil if
+// the option does not apply to t.
+func quoted(t reflect.Type) Schema {
+	base := t
+	if base.Kind() == reflect.Pointer {
+		base = base.Elem()
+	}
+	switch base.Kind() {
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if base.Name() != "" && special(base) != nil {
+			return nil
+		}
+		if t.Kind() == reflect.Pointer {
+			return Schema{"type": []any{"string", "null"}}
+		}
+		return Schema{"type": "string"}
+	}
+	return nil
+}
+
+// nullable adds null to the values s accepts.
+func nullable(s Schema) Schema {
+	if len(s) == 0 {
+		return s
+	}
+	switch ty := s["type"].(type) {
+	case string:
+		if s["$ref"] == nil && s["anyOf"] == nil && s["enum"] == nil && s["const"] == nil {
+			out := Schema{}
+			for k, v := range s {
+				out[k] = v
+			}
+			out["type"] = []any{ty, "null"}
+			return out
+		}
+	case []any:
+		for _, t := range ty {
+			if t == "null" && s["enum"] == nil && s["const"] == nil {
+				return s
+			}
+		}
+	}
+	return Schema{"anyOf": []any{s, Schema{"type": "null"}}}
+}
+
+// named makes the schema of a named composite type: a reference to its
+// definition for a struct (and for any type that refers to itself), the
+// schema itself otherwise.
+func (g *Generator) named(t reflect.Type) (Schema, error) {
+	if name, ok := g.names[t]; ok {
+		if g.busy[t] {
+			g.refd[t] = true
+		}
+		return g.ref(name), nil
+	}
+	if g.busy[t] {
+		g.refd[t] = true
+		return g.ref(g.name(t)), nil
+	}
+	if g.busy == nil {
+		g.busy, g.refd = make(map[reflect.Type]bool), make(map[reflect.Type]bool)
+	}
+	struc := t.Kind() == reflect.Struct
+	if struc {
+		g.name(t)
+	}
+	g.busy[t] = true
+	s, err := g.body(t)
+	delete(g.busy, t)
+	if err != nil {
+		return nil, err
+	}
+	if !struc && !g.refd[t] {
+		return s, nil
+	}
+	name := g.name(t)
+	if g.defs == nil {
+		g.defs = make(map[string]Schema)
+	}
+	g.defs[name] = s
+	return g.ref(name), nil
+}
+
+func (g *Generator) ref(name string) Schema {
+	prefix := g.RefPrefix
+	if prefix == "" {
+		prefix = "#/$defs/"
+	}
+	return Schema{"$ref": prefix + name}
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.]+`)
+
+// name returns t's definition's name, chosen on first use: the Go type's
+// name, or with its package path when another type has the same name.
+func (g *Generator) name(t reflect.Type) string {
+	if name, ok := g.names[t]; ok {
+		return name
+	}
+	if g.names == nil {
+		g.names, g.taken = make(map[reflect.Type]string), make(map[string]reflect.Type)
+	}
+	name := strings.Trim(unsafeName.ReplaceAllString(t.Name(), "_"), "_")
+	if _, clash := g.taken[name]; clash {
+		name = strings.Trim(unsafeName.ReplaceAllString(t.PkgPath()+"."+t.Name(), "_"), "_")
+		for i := 2; g.taken[name] != nil; i++ {
+			name = fmt.Sprintf("%s_%d", strings.TrimRight(name, "_0123456789"), i)
+		}
+	}
+	g.names[t], g.taken[name] = name, t
+	return name
+}
+
+// body makes the schema of t itself (not a reference to it).
+func (g *Generator) body(t reflect.Type) (Schema, error) {
+	switch t.Kind() {
+	case reflect.Bool:
+		return Schema{"type": "boolean"}, nil
+	case reflect.String:
+		return Schema{"type": "string"}, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		bits := t.Bits()
+		return Schema{"type": "integer", "minimum": int64(-1) << (bits - 1), "maximum": int64(1)<<(bits-1) - 1}, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return Schema{"type": "integer", "minimum": 0, "maximum": uint64(math.MaxUint64) >> (64 - t.Bits())}, nil
+	case reflect.Float32:
+		return Schema{"type": "number", "minimum": -math.MaxFloat32, "maximum": math.MaxFloat32}, nil
+	case reflect.Float64:
+		return Schema{"type": "number"}, nil
+	case reflect.Interface:
+		return Schema{}, nil
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 && !implements(t.Elem(), marshalerType) && !implements(t.Elem(), textMarshalerType) {
+			return Schema{"type": []any{"string", "null"}, "contentEncoding": "base64"}, nil
+		}
+		items, err := g.of(t.Elem(), nil)
+		if err != nil {
+			return nil, err
+		}
+		return Schema{"type": []any{"array", "null"}, "items": items}, nil
+	case reflect.Array:
+		items, err := g.of(t.Elem(), nil)
+		if err != nil {
+			return nil, err
+		}
+		return Schema{"type": "array", "items": items, "minItems": t.Len(), "maxItems": t.Len()}, nil
+	case reflect.Map:
+		return g.mapOf(t)
+	case reflect.Struct:
+		return g.structOf(t)
+	}
+	return nil, fmt.Errorf("schema: %v: JSON has no form for a %v", t, t.Kind())
+}
+
+// mapOf makes the schema of a map: an object, its keys as the engine
+// writes them.
+func (g *Generator) mapOf(t reflect.Type) (Schema, error) {
+	values, err := g.of(t.Elem(), nil)
+	if err != nil {
+		return nil, err
+	}
+	s := Schema{"type": []any{"object", "null"}, "additionalProperties": values}
+	k := t.Key()
+	switch {
+	case k.Kind() == reflect.String:
+	case implements(k, textMarshalerType):
+	case k.Kind() >= reflect.Int && k.Kind() <= reflect.Int64:
+		s["propertyNames"] = Schema{"pattern": `^-?(0|[1-9][0-9]*)$`}
+	case k.Kind() >= reflect.Uint && k.Kind() <= reflect.Uintptr:
+		s["propertyNames"] = Schema{"pattern": `^(0|[1-9][0-9]*)$`}
+	default:
+		return nil, fmt.Errorf("schema: %v: JSON has no form for a map keyed by %v", t, k)
+	}
+	return s, nil
+}
+
+// described returns s with a description.
+func described(s Schema, doc string) Schema {
+	out := Schema{"description": doc}
+	for k, v := range s {
+		out[k] = v
+	}
+	return out
+}
+
+// Body returns the schema of t itself: for a named struct, its object
+// rather than a reference to its definition (what an MCP tool's
+// inputSchema must be: an object at the top). The definition stays in
+// Defs only if something refers to it.
+func (g *Generator) Body(t reflect.Type) (Schema, error) {
+	_, before := g.names[t]
+	s, err := g.Schema(t)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := s["$ref"].(string); !ok || len(s) != 1 || t.Kind() != reflect.Struct {
+		return s, nil
+	}
+	name := g.names[t]
+	body := g.defs[name]
+	if !before && !g.refd[t] {
+		delete(g.defs, name)
+		if len(g.defs) == 0 {
+			g.defs = nil
+		}
+	}
+	return body, nil
+}
+
+// structOf makes the schema of a struct: an object of its fields.
+func (g *Generator) structOf(t reflect.Type) (Schema, error) {
+	props := Schema{}
+	var required []any
+	for _, f := range fields(t) {
+		s, err := g.of(f.typ, &f)
+		if err != nil {
+			return nil, fmt.Errorf("%v.%s: %w", t, f.goName, err)
+		}
+		if f.doc != "" {
+			s = described(s, f.doc)
+		}
+		props[f.name] = s
+		if !f.optional {
+			required = append(required, f.name)
+		}
+	}
+	s := Schema{"type": "object", "additionalProperties": false}
+	if len(props) > 0 {
+		s["properties"] = props
+	}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s, nil
+}

@@ -477,8 +477,14 @@ func (d *dispatcher) rejection() *Error {
 	if d.idle != nil {
 		return &Error{Code: CodeShuttingDown, Message: "Server shutting down"}
 	}
-	return &Error{Code: CodeOverloaded, Message: "Server overloaded"}
+	// The data says which bound, so that whoever reads the refusal (an
+	// editor's log after a 10 MB didOpen) knows what to raise: a newcomer's
+	// LSP server met it with nothing to go on.
+	return &Error{Code: CodeOverloaded, Message: "Server overloaded", Data: overloadedData}
 }
+
+// overloadedData is the data of a call refused for want of inbound room.
+var overloadedData = []byte(`"inbound queue full (the receiver's MaxQueuedBytes or MaxQueued): try again later"`)
 
 // done unregisters a finished call.
 func (d *dispatcher) done(t *task) {

@@ -37,7 +37,9 @@ type Options struct {
 	BaseContext context.Context
 
 	// Logger receives what the Peer cannot report to a caller: dropped
-	// replies, handler panics, notification errors. Default: silent.
+	// replies, handler panics, notification errors. Default: silent, but
+	// for a handler's panic, which goes to slog.Default at Error
+	// (TestHandlerPanicLoggedByDefault): it is the program's own bug.
 	Logger *slog.Logger
 
 	// MaxConcurrent bounds the call handlers that run at once, the

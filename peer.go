@@ -44,10 +44,11 @@ import (
 //   - One writer goroutine writes whole messages in order; a failed write
 //     ends the connection. See the package doc for flow control.
 type Peer struct {
-	conn    Conn
-	handler Handler
-	opts    Options
-	log     *slog.Logger
+	conn     Conn
+	handler  Handler
+	opts     Options
+	log      *slog.Logger
+	panicLog *slog.Logger // log, or slog.Default when Options.Logger is not set
 
 	ctx    context.Context // lifetime: ends with the connection; carries the Peer
 	cancel context.CancelFunc
@@ -141,7 +142,10 @@ func newPeer(conn Conn, opts []Options) *Peer {
 		eofSeen:  make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	p.log = p.opts.Logger
+	p.log, p.panicLog = p.opts.Logger, p.opts.Logger
+	if o.Logger == nil {
+		p.panicLog = slog.Default() // a handler's panic is the program's bug: never silent
+	}
 	if w, ok := conn.(Watcher); ok {
 		p.watcher, p.gone = w, w.Gone()
 	}

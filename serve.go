@@ -107,7 +107,7 @@ func errorReply(id ID, e *Error) *msgBuf {
 func (p *Peer) callHandler(ctx context.Context, req *Request) (result any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			p.log.Error("jsonrpc: handler panicked", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+			p.panicLog.Error("jsonrpc: handler panicked", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
 			result, err = nil, errInternal()
 		}
 	}()

@@ -90,8 +90,10 @@ type ClientOptions struct {
 	// error will come back however often the Client tries again; if it
 	// says so, the Client closes at once with an error wrapping ErrGaveUp
 	// and err, which its calls then return, OnState reports (Closed) and
-	// Err returns. Default: give up on a handshake refused with HTTP 403
-	// (Forbidden) or 404 (Not Found), and on one refused with 401
+	// Err returns. A URL that is no WebSocket URL (ErrBadURL) is given up
+	// on whatever GiveUp says. Default: give up on a handshake refused
+	// with HTTP 403 (Forbidden) or 404 (Not Found), or answered with a
+	// plain 2xx page, and on one refused with 401
 	// (Unauthorized) unless Prepare is set and the attempt before it was
 	// not refused with 401 too (Prepare has then had its chance to sign
 	// in again): see StatusError (TestClientGivesUpOnWrongPath). To try
@@ -178,16 +180,16 @@ func (a Attempt) failure() error {
 // giveUp reports whether the Client gives up after an attempt failed with
 // err, the attempt before it having failed with prev (nil if it did not).
 func (o *ClientOptions) giveUp(err, prev error) bool {
-	if errors.Is(err, errBrowserHTTP) {
+	if errors.Is(err, errBrowserHTTP) || errors.Is(err, ErrBadURL) {
 		return true // the same every time
 	}
 	if o.GiveUp != nil {
 		return o.GiveUp(err)
 	}
-	switch statusOf(err) {
-	case http.StatusForbidden, http.StatusNotFound:
+	switch code := statusOf(err); {
+	case code == http.StatusForbidden, code == http.StatusNotFound, code >= 200 && code < 300:
 		return true
-	case http.StatusUnauthorized:
+	case code == http.StatusUnauthorized:
 		return o.Prepare == nil || statusOf(prev) == http.StatusUnauthorized
 	}
 	return false

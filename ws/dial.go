@@ -48,6 +48,9 @@ func Dial(ctx context.Context, url string, opts ...DialOptions) (*jsonrpc.Peer, 
 
 // dial is Dial, which also returns the Peer's Conn.
 func dial(ctx context.Context, url string, o DialOptions) (*jsonrpc.Peer, *Conn, error) {
+	if err := checkURL(url); err != nil {
+		return nil, nil, err
+	}
 	client := http.DefaultClient
 	if o.HTTPClient != nil {
 		client = o.HTTPClient

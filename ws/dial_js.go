@@ -31,6 +31,9 @@ func Dial(ctx context.Context, url string, opts ...DialOptions) (*jsonrpc.Peer, 
 
 // dial is Dial, which also returns the Peer's Conn.
 func dial(ctx context.Context, url string, o DialOptions) (*jsonrpc.Peer, *Conn, error) {
+	if err := checkURL(url); err != nil {
+		return nil, nil, err
+	}
 	o.Conn.PingInterval = -1 // browsers answer pings; they cannot send them
 	c, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {

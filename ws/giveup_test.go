@@ -38,6 +38,9 @@ func wrongPath(t *testing.T) *http.Client {
 	srv := &ws.Server{Peer: jsonrpc.Options{Handler: testMux(t)}}
 	mux := http.NewServeMux()
 	mux.Handle("/rpc", srv)
+	mux.HandleFunc("/page", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("<!doctype html>a page, not a WebSocket"))
+	})
 	mux.HandleFunc("/busy", func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "busy: "+strings.Repeat("x", 4<<10), http.StatusServiceUnavailable)
 	})
@@ -193,6 +196,39 @@ func TestClientOnStateEveryFailedAttempt(t *testing.T) {
 		}
 		if failed != 3 || log.states[len(log.states)-1] != ws.Closed {
 			t.Fatalf("OnState told %v with %v; want each of 3 failed attempts' 503, the last with Closed", log.states, log.causes)
+		}
+	})
+}
+
+// TestClientGivesUpOnWhatCannotChange pins that a Client gives up at once,
+// by default, on a URL that is no WebSocket URL (no scheme, a foreign
+// scheme: ws.ErrBadURL) and on one that serves plain HTTP (200): neither
+// changes however often it tries. A newcomer's bot pointed at
+// "127.0.0.1:8080/rpc", "ftp://..." or a page retried for ever, and hung
+// on c.Peer(ctx) with the cause only in OnState.
+func TestClientGivesUpOnWhatCannotChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hc := wrongPath(t)
+		for _, tc := range []struct {
+			url  string
+			want func(error) bool
+		}{
+			{"127.0.0.1:8080/rpc", func(err error) bool { return errors.Is(err, ws.ErrBadURL) }},
+			{"ftp://mem/rpc", func(err error) bool { return errors.Is(err, ws.ErrBadURL) }},
+			{"ws:///rpc", func(err error) bool { return errors.Is(err, ws.ErrBadURL) }},
+			{"ws://mem/page", func(err error) bool {
+				var se *ws.StatusError
+				return errors.As(err, &se) && se.Code == http.StatusOK
+			}},
+		} {
+			c := ws.NewClient(tc.url, ws.ClientOptions{HTTPClient: hc})
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			_, err := c.Peer(ctx)
+			cancel()
+			c.Close()
+			if !errors.Is(err, ws.ErrGaveUp) || !tc.want(err) {
+				t.Errorf("NewClient(%q).Peer = %v, want it to give up at once, naming why", tc.url, err)
+			}
 		}
 	})
 }

@@ -417,7 +417,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		if err != nil {
 			return err
 		}
-		return decodeResult(resp, result, method)
+		return decodeResult(&resp, result, method)
 	}
 	raw, err := marshalParams(params)
 	if err != nil {
@@ -434,7 +434,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 			if err != nil {
 				return err
 			}
-			return decodeResult(resp, result, method)
+			return decodeResult(&resp, result, method)
 		}
 	}
 	info := &CallInfo{Peer: p, Outbound: true, Method: method, ID: id, Params: raw}
@@ -445,7 +445,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		msg := newMsgBuf()
 		msg.b = appendRequest(msg.b, id, method, info.Params)
 		resp, err := p.roundTrip(ctx, id, msg, sink)
-		return invokerResult(method, resp, err)
+		return invokerResult(method, &resp, err)
 	})(ctx)
 	if err != nil {
 		return err
@@ -465,11 +465,11 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 // caller's goroutine, as progress arrives; once the outcome is in, those
 // of the progress that arrived before it that have not run yet run, in
 // order, before roundTrip returns.
-func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf, sink *progressSink) (*response, error) {
+func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf, sink *progressSink) (response, error) {
 	ch, err := p.pending.add(id, sink)
 	if err != nil {
 		msg.free()
-		return nil, err
+		return response{}, err
 	}
 	defer p.inbound.park(ctx)()
 	// m is nil when written in place, which only a ctx that never ends
@@ -478,16 +478,20 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf, sink *progress
 	if err != nil {
 		msg.free()
 		p.pending.forget(id)
-		return nil, err
+		return response{}, err
 	}
 	var ready chan struct{} // nil, never ready, without a sink
 	if sink != nil {
 		ready = sink.ready
 	}
-	var resp *response
-	for resp == nil {
+	var (
+		resp response
+		ok   bool // false: the connection ended
+	)
+wait:
+	for {
 		select {
-		case resp = <-ch:
+		case resp, ok = <-ch:
 		case <-ready:
 			p.runProgress(sink)
 			continue
@@ -496,26 +500,26 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf, sink *progress
 				if !p.out.withdraw(m) { // it went out: tell the other side
 					p.sendCancel(id)
 				}
-				return nil, ctx.Err()
+				return response{}, ctx.Err()
 			}
-			resp = <-ch // the outcome won the race
+			resp, ok = <-ch // the outcome won the race
 		}
-		break // resp may be nil: the connection ended
+		break wait
 	}
 	if sink != nil {
 		p.runProgress(sink)
 	}
-	return p.delivered(resp)
+	return p.delivered(resp, ok)
 }
 
 // delivered turns what the pending table delivered into a reply or the
-// connection's end error.
-func (p *Peer) delivered(resp *response) (*response, error) {
+// connection's end error (ok false: the channel was closed).
+func (p *Peer) delivered(resp response, ok bool) (response, error) {
 	switch {
-	case resp == nil:
-		return nil, p.closedErr()
+	case !ok:
+		return response{}, p.closedErr()
 	case resp.invalid != nil:
-		return nil, resp.invalid
+		return response{}, resp.invalid
 	}
 	return resp, nil
 }

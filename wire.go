@@ -30,6 +30,11 @@ type response struct {
 	Error  *Error
 
 	invalid error // the reply was not a valid response: the call fails with it
+
+	// reused: the decoder's own (see decoder.one), valid until it decodes
+	// the next message. A call's channel gets a copy; whoever keeps it
+	// longer keeps a copy too (see replyGroup.put).
+	reused bool
 }
 
 // message is one decoded element of an incoming message: a request, a
@@ -56,11 +61,19 @@ type decoder struct {
 	els   []element // a batch's elements, as readBatch found them
 	names map[string]string
 	resps []response // a slab for the responses of the message being decoded
+	one   response   // the response of a message of one element, reused
 }
 
 // newResponse returns a response from the slab for the current message,
-// which holds n elements.
+// which holds n elements. The reply of a message of one element, the
+// common case, is the decoder's own, reused for the next such message: the
+// pending table copies it to the call's channel, so a call's reply costs
+// no allocation of its own.
 func (d *decoder) newResponse(n int) *response {
+	if n == 1 {
+		d.one = response{reused: true}
+		return &d.one
+	}
 	if len(d.resps) == cap(d.resps) {
 		d.resps = make([]response, 0, n)
 	}

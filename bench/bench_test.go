@@ -28,9 +28,6 @@ var (
 // W2Goroutines is how many goroutines share one connection in W2.
 const W2Goroutines = 64
 
-// W3BatchSize is the number of calls in one W3 batch.
-const W3BatchSize = 100
-
 // W5Clients is the number of WebSocket clients of the W5 broadcast.
 const W5Clients = 1000
 

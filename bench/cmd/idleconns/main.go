@@ -8,7 +8,8 @@
 //	go run ./cmd/idleconns -impl ours -n 19000
 //	go run ./cmd/idleconns -impl raw -n 19000
 //
-// -impl ours is ws.Server with a Mux (the bench Service); raw is
+// -impl ours is ws.Server with a Mux (the bench Service), its
+// MaxConnections raised to -n; raw is
 // coder/websocket's Accept and a Read loop on the handler's goroutine, the
 // leanest server one can write with it. Both raise the read limit to 32 MiB
 // (ours' default). The child needs one descriptor per connection, and so
@@ -111,10 +112,12 @@ func rss() uint64 {
 }
 
 // handler returns the server of impl.
-func handler(impl string) (http.Handler, error) {
+func handler(impl string, n int) (http.Handler, error) {
 	switch impl {
 	case "ours":
-		return &ws.Server{Peer: jsonrpc.Options{Handler: bench.OursMux(&bench.Service{})}}, nil
+		// MaxConnections raised past -n, as a server that means to hold
+		// that many would; nothing else changed from the defaults.
+		return &ws.Server{Peer: jsonrpc.Options{Handler: bench.OursMux(&bench.Service{})}, MaxConnections: max(n+1, 10_000)}, nil
 	case "raw":
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			c, err := websocket.Accept(w, r, nil)
@@ -134,7 +137,7 @@ func handler(impl string) (http.Handler, error) {
 }
 
 func runServer(impl string, want int, settle time.Duration, heapProfile string) error {
-	h, err := handler(impl)
+	h, err := handler(impl, want)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -237,7 +236,7 @@ func (p *Peer) end(cause error) {
 		// handler whose own call just failed must not send that failure
 		// to the other side), and whoever is refused finds the cause in
 		// the error; then the pending table, then the lifetime ctx.
-		endErr := fmt.Errorf("%w: %w", ErrClosed, cause)
+		endErr := closedBy(cause)
 		p.endErr.Store(&endErr)
 		p.pending.close(endErr)
 		p.cancel()
@@ -252,7 +251,14 @@ func (p *Peer) end(cause error) {
 			p.drainTimer.Stop()
 		}
 		p.mu.Unlock()
-		for _, k := range slices.Sorted(maps.Keys(hooks)) { // in registration order
+		// In registration order. The keys go in an array on the stack
+		// when there are few: httprpc ends two Peers every plain POST.
+		keys := make([]int, 0, 8)
+		for k := range hooks {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
 			hooks[k]()
 		}
 		// A connection that ends is normal life (a tab closing, a link

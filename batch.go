@@ -120,7 +120,7 @@ type outBatch struct {
 	elems  []BatchElem
 	ids    []ID // zero for notifications
 	params []json.RawMessage
-	chans  []chan *response // set by send for the calls sent
+	chans  []chan response // set by send for the calls sent
 }
 
 // send registers the calls among the elements idx and queues them as one
@@ -216,18 +216,19 @@ func (b *outBatch) written(ctx context.Context, m *outMsg, idx []int) error {
 
 // wait waits for element i's reply, sent in m. When ctx ends first, the
 // call is forgotten, and cancelled if m went out.
-func (b *outBatch) wait(ctx context.Context, m *outMsg, i int) (*response, error) {
+func (b *outBatch) wait(ctx context.Context, m *outMsg, i int) (response, error) {
 	select {
-	case resp := <-b.chans[i]:
-		return b.p.delivered(resp)
+	case resp, ok := <-b.chans[i]:
+		return b.p.delivered(resp, ok)
 	case <-ctx.Done():
 		if !b.p.pending.forget(b.ids[i]) {
-			return b.p.delivered(<-b.chans[i])
+			resp, ok := <-b.chans[i]
+			return b.p.delivered(resp, ok)
 		}
 		if !b.p.out.withdraw(m) {
 			b.p.sendCancel(b.ids[i])
 		}
-		return nil, ctx.Err()
+		return response{}, ctx.Err()
 	}
 }
 
@@ -382,7 +383,7 @@ func (g *gatherer) leave(r *round, i int) bool {
 // goroutine, and sends them in rounds (see Batch). It returns the error
 // that sent nothing, else the first that cut the wait short.
 func (b *outBatch) runIntercepted(ctx context.Context) error {
-	b.chans = make([]chan *response, len(b.elems))
+	b.chans = make([]chan response, len(b.elems))
 	g := &gatherer{b: b, ctx: ctx, remaining: len(b.elems), cur: &round{sent: make(chan struct{})}}
 	defer g.stop()
 	defer b.p.inbound.park(ctx)()
@@ -448,7 +449,7 @@ func (b *outBatch) runElement(ctx context.Context, g *gatherer, i int) elemErr {
 			return nil, b.written(ctx, r.msg, r.idx)
 		}
 		resp, err := b.wait(ctx, r.msg, i)
-		return invokerResult(b.elems[i].Method, resp, err)
+		return invokerResult(b.elems[i].Method, &resp, err)
 	})(ctx)
 	if !arrived {
 		g.arrive(i, false)

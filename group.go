@@ -47,7 +47,7 @@ func (g *Group) Add(p *Peer) {
 		g.mu.Unlock()
 		return
 	}
-	o := &outbox{}
+	o := newOutbox(p)
 	g.members[p] = o
 	g.mu.Unlock()
 	stop := p.afterEnd(func() { g.Remove(p) })

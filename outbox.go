@@ -12,8 +12,22 @@ type outbox struct {
 	size    int  // bytes in msgs
 	writing bool // a goroutine is flushing msgs
 
-	leave func() bool // unregisters the member's end hook (under Group.mu)
+	leave  func() bool // unregisters the member's end hook (under Group.mu)
+	flushP func()      // flush(p) for the member p, made once (see newOutbox)
 }
+
+// newOutbox returns the outbox of p. Its flush function is made here, once,
+// not a closure per broadcast.
+func newOutbox(p *Peer) *outbox {
+	o := &outbox{}
+	o.flushP = func() { o.flush(p) }
+	return o
+}
+
+// keptQueue is the capacity of msgs that an outbox keeps once it empties:
+// the array is reused by the next broadcast rather than made anew; one that
+// a burst grew larger goes.
+const keptQueue = 8
 
 // push queues msg unless that would put more than maxMsgs messages or
 // maxBytes bytes in the outbox (a limit <= 0 is no limit), and starts a
@@ -30,7 +44,7 @@ func (o *outbox) push(p *Peer, msg []byte, maxMsgs, maxBytes int) bool {
 	start := !o.writing
 	o.writing = true
 	o.mu.Unlock()
-	if start && !p.goOwned(func() { o.flush(p) }) {
+	if start && !p.goOwned(o.flushP) {
 		o.clear() // the connection has ended: nothing will be written
 	}
 	return true
@@ -60,9 +74,15 @@ func (o *outbox) flush(p *Peer) {
 			o.mu.Unlock()
 			return
 		}
+		// Taken from the front, the rest moved down (at most MaxQueue,
+		// 256 by default, and mostly none), so that the array is kept.
 		msg := o.msgs[0]
-		o.msgs[0] = nil
-		o.msgs = o.msgs[1:]
+		n := copy(o.msgs, o.msgs[1:])
+		o.msgs[n] = nil
+		o.msgs = o.msgs[:n]
+		if n == 0 && cap(o.msgs) > keptQueue {
+			o.msgs = nil
+		}
 		o.size -= len(msg)
 		o.mu.Unlock()
 		// One message at a time, each until written, so that MaxQueue

@@ -213,7 +213,7 @@ func TestReadLoopNeverWaitsToWrite(t *testing.T) {
 	p := NewPeer(c1, Options{Handler: h, MaxConcurrent: 1, MaxQueued: 1})
 	cleanupPeer(t, p)
 	defer close(release)
-	id := `"` + strings.Repeat("x", 1000) + `"` // makes each refusal about 1 kB
+	id := `"` + strings.Repeat("x", 1000) + `"` // makes each refusal about 1.2 kB
 	call := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"block"}`)
 	const n = 1500 // more refusals than the control budget holds
 	written := 0
@@ -222,7 +222,12 @@ func TestReadLoopNeverWaitsToWrite(t *testing.T) {
 			break // the Peer ended the connection
 		}
 	}
-	if written < maxControlBytes/1100 {
+	// A refusal is the id (1,000 bytes) and the error with its data
+	// (overloadedData): about 1.2 kB, charged at its buffer's capacity,
+	// which may be up to twice that (the refusals held are counted at
+	// what they keep): at least half the budget's worth must be read.
+	refusal := len(appendErrorResponse(nil, ID{raw: id}, &Error{Code: CodeOverloaded, Message: "Server overloaded", Data: overloadedData}))
+	if written < maxControlBytes/(2*refusal) {
 		t.Errorf("the read loop stopped reading after %d calls", written)
 	}
 	if err := within(t, waitErr(p), "the Peer to end"); !errors.Is(err, ErrSlowConsumer) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -241,7 +240,7 @@ func (p *Peer) end(cause error) {
 		// handler whose own call just failed must not send that failure
 		// to the other side), and whoever is refused finds the cause in
 		// the error; then the pending table, then the lifetime ctx.
-		endErr := fmt.Errorf("%w: %w", ErrClosed, cause)
+		endErr := closedBy(cause)
 		p.endErr.Store(&endErr)
 		p.pending.close(endErr)
 		p.cancel()
@@ -256,7 +255,14 @@ func (p *Peer) end(cause error) {
 			p.drainTimer.Stop()
 		}
 		p.mu.Unlock()
-		for _, k := range slices.Sorted(maps.Keys(hooks)) { // in registration order
+		// In registration order. The keys go in an array on the stack
+		// when there are few: httprpc ends two Peers every plain POST.
+		keys := make([]int, 0, 8)
+		for k := range hooks {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
 			hooks[k]()
 		}
 		// A connection that ends is normal life (a tab closing, a link
@@ -421,7 +427,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		if err != nil {
 			return err
 		}
-		return decodeResult(resp, result, method)
+		return decodeResult(&resp, result, method)
 	}
 	raw, err := marshalParams(params)
 	if err != nil {
@@ -438,7 +444,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 			if err != nil {
 				return err
 			}
-			return decodeResult(resp, result, method)
+			return decodeResult(&resp, result, method)
 		}
 	}
 	info := &CallInfo{Peer: p, Outbound: true, Method: method, ID: id, Params: raw}
@@ -449,7 +455,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		msg := newMsgBuf()
 		msg.b = appendRequest(msg.b, id, method, info.Params)
 		resp, err := p.roundTrip(ctx, id, msg, sink)
-		return invokerResult(method, resp, err)
+		return invokerResult(method, &resp, err)
 	})(ctx)
 	if err != nil {
 		return err
@@ -469,11 +475,11 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 // caller's goroutine, as progress arrives; once the outcome is in, those
 // of the progress that arrived before it that have not run yet run, in
 // order, before roundTrip returns.
-func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf, sink *progressSink) (*response, error) {
+func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf, sink *progressSink) (response, error) {
 	ch, err := p.pending.add(id, sink)
 	if err != nil {
 		msg.free()
-		return nil, err
+		return response{}, err
 	}
 	defer p.inbound.park(ctx)()
 	// m is nil when written in place, which only a ctx that never ends
@@ -482,16 +488,20 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf, sink *progress
 	if err != nil {
 		msg.free()
 		p.pending.forget(id)
-		return nil, err
+		return response{}, err
 	}
 	var ready chan struct{} // nil, never ready, without a sink
 	if sink != nil {
 		ready = sink.ready
 	}
-	var resp *response
-	for resp == nil {
+	var (
+		resp response
+		ok   bool // false: the connection ended
+	)
+wait:
+	for {
 		select {
-		case resp = <-ch:
+		case resp, ok = <-ch:
 		case <-ready:
 			p.runProgress(sink)
 			continue
@@ -500,26 +510,26 @@ func (p *Peer) roundTrip(ctx context.Context, id ID, msg *msgBuf, sink *progress
 				if !p.out.withdraw(m) { // it went out: tell the other side
 					p.sendCancel(id)
 				}
-				return nil, ctx.Err()
+				return response{}, ctx.Err()
 			}
-			resp = <-ch // the outcome won the race
+			resp, ok = <-ch // the outcome won the race
 		}
-		break // resp may be nil: the connection ended
+		break wait
 	}
 	if sink != nil {
 		p.runProgress(sink)
 	}
-	return p.delivered(resp)
+	return p.delivered(resp, ok)
 }
 
 // delivered turns what the pending table delivered into a reply or the
-// connection's end error.
-func (p *Peer) delivered(resp *response) (*response, error) {
+// connection's end error (ok false: the channel was closed).
+func (p *Peer) delivered(resp response, ok bool) (response, error) {
 	switch {
-	case resp == nil:
-		return nil, p.closedErr()
+	case !ok:
+		return response{}, p.closedErr()
 	case resp.invalid != nil:
-		return nil, resp.invalid
+		return response{}, resp.invalid
 	}
 	return resp, nil
 }

@@ -42,7 +42,7 @@ const maxForgotten = 1024
 // waiter is who waits for a pending id: a call, on its channel, or an
 // element of a batch, in its group.
 type waiter struct {
-	ch chan *response
+	ch chan response // gets a copy of the reply; closed when the connection ends
 	g  *replyGroup
 	i  int // the element's index in g
 
@@ -65,6 +65,11 @@ type replyGroup struct {
 // the message it came in, which would otherwise stay alive whole (a
 // remote side can pad a reply of 1 to any length).
 func (g *replyGroup) put(i int, r *response) {
+	if r != nil && r.reused {
+		c := *r // the decoder's own, which its next message overwrites
+		c.reused = false
+		r = &c
+	}
 	if r != nil && r.Result != nil {
 		r.Result = bytes.Clone(r.Result)
 	}
@@ -74,14 +79,20 @@ func (g *replyGroup) put(i int, r *response) {
 	}
 }
 
-// outcome hands r to w. Called with the table's mu held.
+// outcome hands r to w, or tells w that the connection ended (r nil).
+// Called with the table's mu held.
 func (w waiter) outcome(r *response) {
-
 	if w.g != nil {
 		w.g.put(w.i, r)
 		return
 	}
-	w.ch <- r // buffered and used once: never blocks
+	if r == nil {
+		close(w.ch)
+		return
+	}
+	c := *r
+	c.reused = false
+	w.ch <- c // buffered and used once: never blocks
 }
 
 // err returns the error that closed the table, or nil while it is open.
@@ -98,15 +109,16 @@ func (t *pendingTable) len() int {
 	return len(t.calls)
 }
 
-// add registers a call and returns the channel its outcome arrives on: the
-// reply, or nil when the connection ended (err then says why). add fails
+// add registers a call and returns the channel its outcome arrives on: a
+// copy of the reply, or the channel's close when the connection ended (err
+// then says why). add fails
 // with that error once the table is closed, and with ErrTooManyPending
 // while max calls are pending.
-func (t *pendingTable) add(id ID, s *progressSink) (chan *response, error) {
+func (t *pendingTable) add(id ID, s *progressSink) (chan response, error) {
 	// A channel of its own, not a pooled one: a channel belongs to the
 	// testing/synctest bubble that made it, and one reused outside it (a
 	// Peer in the next test) is a fatal error.
-	ch := make(chan *response, 1)
+	ch := make(chan response, 1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed != nil {

@@ -17,7 +17,7 @@ func TestPendingExactlyOnce(t *testing.T) {
 		var tab pendingTable
 		const n = 200
 		ids := make([]ID, n)
-		chans := make([]<-chan *response, n)
+		chans := make([]<-chan response, n)
 		for i := range ids {
 			ids[i] = Int64ID(int64(i))
 			ch, err := tab.add(ids[i], nil)
@@ -55,10 +55,12 @@ func TestPendingExactlyOnce(t *testing.T) {
 		wg.Wait()
 		var replies, closes int64
 		for i, ch := range chans {
+			closed := false
 			select {
-			case r := <-ch:
-				if r == nil {
+			case r, ok := <-ch:
+				if !ok {
 					closes++
+					closed = true // a closed channel answers every receive
 				} else if r.ID != ids[i] {
 					t.Fatalf("call %d got the reply for %s", i, r.ID)
 				} else {
@@ -66,10 +68,12 @@ func TestPendingExactlyOnce(t *testing.T) {
 				}
 			default:
 			}
-			select {
-			case r := <-ch:
-				t.Fatalf("call %d got a second outcome %v", i, r)
-			default:
+			if !closed {
+				select {
+				case r, ok := <-ch:
+					t.Fatalf("call %d got a second outcome %v (closed: %v)", i, r, !ok)
+				default:
+				}
 			}
 		}
 		if replies != delivered.Load() || replies+closes+forgotten.Load() != n {

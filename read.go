@@ -110,7 +110,7 @@ func (p *Peer) remoteEnded(eof error) {
 	close(p.eofSeen)
 	p.mu.Unlock()
 	p.drainBy = time.Now().Add(max(p.opts.DrainTimeout, 0))
-	p.pending.close(fmt.Errorf("%w: %w", ErrClosed, eof)) // nobody will answer them
+	p.pending.close(closedBy(eof)) // nobody will answer them
 }
 
 // route handles one incoming message, element by element.

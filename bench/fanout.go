@@ -34,8 +34,11 @@ type FleetImpl interface {
 }
 
 // FleetImpls lists the fleets: this library (ws.Server, jsonrpc.Group,
-// ws.Dial) and raw coder/websocket.
-func FleetImpls() []FleetImpl { return []FleetImpl{OursFleet{}, RawFleet{}} }
+// with ws.Dial clients and with raw ones), raw coder/websocket, and
+// centrifuge.
+func FleetImpls() []FleetImpl {
+	return []FleetImpl{OursFleet{}, OursFleet{RawClients: true}, RawFleet{}, CentrifugeFleet{}}
+}
 
 // parallel runs f(0..n-1) on a few goroutines and returns the first error.
 func parallel(n, workers int, f func(i int) error) error {
@@ -82,12 +85,19 @@ func waitFor(d time.Duration, cond func() bool) bool {
 const dialWorkers = 16
 
 // OursFleet: ws.Server adds each Peer to a jsonrpc.Group in OnConnect;
-// clients are ws.Dial Peers serving the tick method.
-type OursFleet struct{}
+// clients are ws.Dial Peers serving the tick method, or with RawClients
+// coder/websocket readers that count messages, as RawFleet's do, so that
+// what is measured is the server alone (centrifuge's clients are as lean).
+type OursFleet struct{ RawClients bool }
 
-func (OursFleet) Name() string { return "ours-ws" }
+func (f OursFleet) Name() string {
+	if f.RawClients {
+		return "ours-ws-rawclients"
+	}
+	return "ours-ws"
+}
 
-func (OursFleet) StartFleet(tb testing.TB, svc *Service, n int) *Fleet {
+func (f OursFleet) StartFleet(tb testing.TB, svc *Service, n int) *Fleet {
 	var group jsonrpc.Group
 	var connected atomic.Int64
 	srv := &ws.Server{
@@ -100,19 +110,38 @@ func (OursFleet) StartFleet(tb testing.TB, svc *Service, n int) *Fleet {
 	addr, closeHTTP := HTTPServer(tb, srv)
 	mux := OursMux(svc)
 	peers := make([]*jsonrpc.Peer, n)
+	raws := make([]*websocket.Conn, n)
+	var wg sync.WaitGroup
 	closeAll := func() {
 		parallel(n, dialWorkers, func(i int) error {
 			if peers[i] != nil {
 				peers[i].Close()
 			}
+			if raws[i] != nil {
+				raws[i].Close(websocket.StatusNormalClosure, "")
+			}
 			return nil
 		})
+		wg.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)
 		closeHTTP()
 	}
 	err := parallel(n, dialWorkers, func(i int) error {
+		if f.RawClients {
+			c, _, err := websocket.Dial(context.Background(), "ws://"+addr+"/", nil)
+			if err != nil {
+				return err
+			}
+			raws[i] = c
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				countMessages(c, svc)
+			}()
+			return nil
+		}
 		p, err := ws.Dial(context.Background(), "ws://"+addr+"/", ws.DialOptions{Peer: jsonrpc.Options{Handler: mux}})
 		peers[i] = p
 		return err
@@ -128,6 +157,21 @@ func (OursFleet) StartFleet(tb testing.TB, svc *Service, n int) *Fleet {
 	return &Fleet{
 		Broadcast: func() error { return group.Notify(MethodTick, tick) },
 		Stop:      closeAll,
+	}
+}
+
+// countMessages reads c until it fails, counting each message as a tick.
+func countMessages(c *websocket.Conn, svc *Service) {
+	buf := make([]byte, 0, 128)
+	for {
+		_, rd, err := c.Reader(context.Background())
+		if err != nil {
+			return
+		}
+		if buf, err = readMsg(rd, buf); err != nil {
+			return
+		}
+		svc.Tick()
 	}
 }
 
@@ -180,17 +224,7 @@ func (RawFleet) StartFleet(tb testing.TB, svc *Service, n int) *Fleet {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 0, 128)
-			for {
-				_, rd, err := c.Reader(context.Background())
-				if err != nil {
-					return
-				}
-				if buf, err = readMsg(rd, buf); err != nil {
-					return
-				}
-				svc.Tick()
-			}
+			countMessages(c, svc)
 		}()
 		return nil
 	})

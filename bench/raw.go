@@ -18,6 +18,9 @@ import (
 	"github.com/peerwire/jsonrpc/ws"
 )
 
+// W3BatchSize is the number of calls in one W3 batch.
+const W3BatchSize = 100
+
 // The raw limits move the same bytes as a JSON-RPC exchange but parse no
 // JSON: the client writes fixed request bytes, the server recognises the
 // request by its first byte and its length and writes the fixed bytes of

@@ -112,9 +112,12 @@ func (s samples) impls(w string) []string {
 	return names
 }
 
+// transport returns the transport of impl, its name after the library's:
+// "ws" for ours-ws and for ours-ws-rawclients (the same server, W5's
+// clients raw), "tcp-header" for jrpc2-tcp-header.
 func transport(impl string) string {
 	_, t, _ := strings.Cut(impl, "-")
-	return t
+	return strings.TrimSuffix(t, "-rawclients")
 }
 
 func rawOf(impl string) string { return "raw-" + transport(impl) }

@@ -92,3 +92,16 @@ func TestMannWhitney(t *testing.T) {
 		}
 	}
 }
+
+// TestTransport: a row is compared with the raw row of its transport, W5's
+// ours-ws-rawclients with raw-ws like ours-ws.
+func TestTransport(t *testing.T) {
+	for impl, want := range map[string]string{
+		"ours-ws": "raw-ws", "ours-ws-rawclients": "raw-ws", "centrifuge-ws": "raw-ws",
+		"jrpc2-tcp-header": "raw-tcp-header", "ours-tcp-line": "raw-tcp-line",
+	} {
+		if got := rawOf(impl); got != want {
+			t.Errorf("rawOf(%q) = %q, want %q", impl, got, want)
+		}
+	}
+}

@@ -79,7 +79,8 @@ func TestNewOptions(t *testing.T) {
 	if n.ID() == "" || !n.Connected() {
 		t.Errorf("ID %q, Connected %v", n.ID(), n.Connected())
 	}
-	if n.Topic("a") != n.Topic("a") || n.Topic("a") == n.Topic("b") {
+	first, again := n.Topic("a"), n.Topic("a")
+	if first != again || first == n.Topic("b") {
 		t.Error("Topic does not return the same *Topic for the same name")
 	}
 }

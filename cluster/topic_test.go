@@ -185,7 +185,7 @@ func TestRestartNATS(t *testing.T) {
 	}
 	waitFor(t, "a's own client to get a's ticks", func() bool { return la.count() == 10 })
 
-	ns = startNATS(t, port)
+	startNATS(t, port) // stopped at the test's end by its cleanup
 	waitFor(t, "the nodes to reconnect", func() bool { return a.node.Connected() && b.node.Connected() })
 	flush(t, a, b)
 	publish(t, a, "a", 10, 15)

@@ -1,0 +1,139 @@
+package topic_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/topic"
+)
+
+// gatedRoom is a room whose Allow, once armed, decides (with the room's
+// members as they are then) and then waits for release before it
+// returns: a subscribe that passed Allow before a revoke, still in
+// progress on the server.
+type gatedRoom struct {
+	room
+	once    sync.Once
+	armed   chan struct{} // closed: the next Allow of "room" waits
+	entered chan struct{} // closed once it decided and waits
+	release chan struct{}
+}
+
+func newGatedRoom(members ...string) *gatedRoom {
+	g := &gatedRoom{room: room{members: map[string]bool{}}, armed: make(chan struct{}),
+		entered: make(chan struct{}), release: make(chan struct{})}
+	for _, m := range members {
+		g.members[m] = true
+	}
+	return g
+}
+
+func (g *gatedRoom) allow(ctx context.Context, name string) error {
+	err := g.room.allow(ctx, name)
+	select {
+	case <-g.armed:
+	default:
+		return err
+	}
+	if name != "room" {
+		return err
+	}
+	waited := false
+	g.once.Do(func() {
+		waited = true
+		close(g.entered)
+	})
+	if waited {
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+		}
+	}
+	return err
+}
+
+// TestReviewKickRemovesSubscribeInProgress pins Kick's promise "a
+// subscribe of topic in progress on p when Kick runs is removed too",
+// with the order the docs ask for (revoke in Allow, then kick): a
+// subscribe of the same topic that had passed Allow before the revoke
+// and is still in progress when Kick runs must not leave the connection
+// subscribed once it ends.
+func TestReviewKickRemovesSubscribeInProgress(t *testing.T) {
+	g := newGatedRoom("bob")
+	hub := &topic.Hub{Allow: g.allow}
+	defer hub.Close()
+	got := make(chan topic.Message, 16)
+	cmux := jsonrpc.NewMux()
+	cmux.Handle(topic.MethodMessage, jsonrpc.Typed(func(_ context.Context, m topic.Message) (any, error) {
+		got <- m
+		return nil, nil
+	}))
+	cmux.Handle(topic.MethodKicked, jsonrpc.Typed(func(context.Context, topic.KickedParams) (any, error) { return nil, nil }))
+	client, server := signedIn(t, hub, "bob", cmux)
+	if err := subscribeOn(testCtx(t), client, "room"); err != nil {
+		t.Fatal(err)
+	}
+	close(g.armed)
+	second := make(chan error, 1)
+	go func() { second <- subscribeOn(testCtx(t), client, "room") }() // a Follower's resubscribe, say
+	<-g.entered
+	g.revoke("bob")
+	if ok, err := hub.Kick(testCtx(t), server, "room", "revoked"); !ok || err != nil {
+		t.Fatalf("Kick = %v, %v", ok, err)
+	}
+	close(g.release)
+	if err := <-second; err != nil {
+		t.Logf("the subscribe in progress ended with %v", err)
+	}
+	publish(t, hub, "room", "after the kick")
+	if n := hub.Subscribers("room"); n != 0 {
+		select {
+		case m := <-got:
+			t.Errorf("after revoke and Kick, %d subscriber(s) of room remain (the revoked client's subscribe in progress), want 0; it got message seq %d published after the kick", n, m.Seq)
+		case <-testCtx(t).Done():
+			t.Errorf("after revoke and Kick, %d subscriber(s) of room remain, want 0", n)
+		}
+	}
+}
+
+// TestReviewFollowerKickedDuringResubscribeLeavesNothing: a Follower
+// kicked while a resubscribe of the topic is in flight stops following
+// it (as documented), yet the server keeps the connection subscribed and
+// the user present: messages keep coming to a topic nobody follows, and
+// every other member sees the kicked user as present.
+func TestReviewFollowerKickedDuringResubscribeLeavesNothing(t *testing.T) {
+	g := newGatedRoom("bob")
+	hub := &topic.Hub{Allow: g.allow, Identity: userOf, Presence: func(string) bool { return true }}
+	defer hub.Close()
+	k := newKickRecorder()
+	client, _ := signedIn(t, hub, "bob", k.mux)
+	if err := k.f.Subscribe(testCtx(t), client, "room"); err != nil {
+		t.Fatal(err)
+	}
+	close(g.armed)
+	done := make(chan error, 1)
+	go func() { done <- k.f.Resubscribe(testCtx(t), client) }()
+	<-g.entered
+	g.revoke("bob")
+	if ok, err := hub.KickIdentity(testCtx(t), "bob", "room", "revoked"); ok != 1 || err != nil {
+		t.Fatalf("KickIdentity = %v, %v", ok, err)
+	}
+	k.nextErr(t) // the Follower has taken the kick: it follows room no more
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Logf("Resubscribe: %v", err)
+	}
+	if _, ok := k.f.Position("room"); ok {
+		t.Fatal("the Follower still follows room after the kick")
+	}
+	present, err := hub.Present(testCtx(t), "room")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := hub.Subscribers("room"); n != 0 || slices.Contains(present, "bob") {
+		t.Errorf("after the kick the Follower follows nothing, yet the server holds %d subscriber(s) of room and Present = %v (want 0 and no bob)", n, present)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/topic"
@@ -135,5 +136,52 @@ func TestReviewFollowerKickedDuringResubscribeLeavesNothing(t *testing.T) {
 	}
 	if n := hub.Subscribers("room"); n != 0 || slices.Contains(present, "bob") {
 		t.Errorf("after the kick the Follower follows nothing, yet the server holds %d subscriber(s) of room and Present = %v (want 0 and no bob)", n, present)
+	}
+}
+
+// TestReviewKickIdentityDuringReconnection: the documented way to remove
+// a user from a private room is to revoke them in Allow, then
+// KickIdentity. A user whose page is reconnecting at that moment (its
+// Resubscribe passed Allow just before the revoke) is not kicked at all
+// (KickIdentity counts 0), and goes on receiving the room.
+func TestReviewKickIdentityDuringReconnection(t *testing.T) {
+	g := newGatedRoom("bob")
+	hub := &topic.Hub{Allow: g.allow, Identity: userOf}
+	defer hub.Close()
+	k := newKickRecorder()
+	client1, _ := signedIn(t, hub, "bob", k.mux)
+	if err := k.f.Subscribe(testCtx(t), client1, "room"); err != nil {
+		t.Fatal(err)
+	}
+	k.await(t, 1)   // the reset
+	client1.Close() // the page's connection drops; it reconnects
+	for deadline := time.Now().Add(wait); hub.Subscribers("room") != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the dropped connection still follows room")
+		}
+	}
+	close(g.armed)
+	client2, _ := signedIn(t, hub, "bob", k.mux)
+	done := make(chan error, 1)
+	go func() { done <- k.f.Resubscribe(testCtx(t), client2) }()
+	<-g.entered
+	g.revoke("bob")
+	n, err := hub.KickIdentity(testCtx(t), "bob", "room", "revoked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Logf("Resubscribe: %v", err)
+	}
+	publish(t, hub, "room", "private, after the revoke and the kick")
+	select {
+	case err := <-k.errs:
+		t.Logf("OnError: %v", err)
+	default:
+	}
+	if subs := hub.Subscribers("room"); subs != 0 {
+		ev := k.await(t, 2)
+		t.Errorf("revoke then KickIdentity during bob's reconnection: KickIdentity = %d, then %d subscriber(s) of room; bob's Follower got %q after both", n, subs, ev[1:])
 	}
 }

@@ -185,3 +185,63 @@ func TestReviewKickIdentityDuringReconnection(t *testing.T) {
 		t.Errorf("revoke then KickIdentity during bob's reconnection: KickIdentity = %d, then %d subscriber(s) of room; bob's Follower got %q after both", n, subs, ev[1:])
 	}
 }
+
+// TestReviewKickIdentityAfterSignInOverRPC: ws.ClientOptions.OnConnect
+// invites signing in over RPC on the connection ("authenticate,
+// re-subscribe"); Hub.Identity reads who signed in from the ctx (here,
+// a table of the Peers that called "login"). Identity is read once, at
+// the connection's first subscribe: a client that subscribes to a public
+// topic before it signs in is "" for ever, so after a revoke
+// KickIdentity never finds it, and presence never lists it.
+func TestReviewKickIdentityAfterSignInOverRPC(t *testing.T) {
+	var mu sync.Mutex
+	users := map[*jsonrpc.Peer]string{}
+	identity := func(ctx context.Context) string {
+		mu.Lock()
+		defer mu.Unlock()
+		return users[jsonrpc.PeerFromContext(ctx)]
+	}
+	members := map[string]bool{"bob": true}
+	allow := func(ctx context.Context, name string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if name == "lobby" || members[users[jsonrpc.PeerFromContext(ctx)]] {
+			return nil
+		}
+		return topic.ErrNoSuchTopic
+	}
+	hub := &topic.Hub{Allow: allow, Identity: identity, Presence: func(name string) bool { return name == "room" }}
+	defer hub.Close()
+	smux := jsonrpc.NewMux()
+	hub.Register(smux)
+	smux.HandleFunc("login", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+		mu.Lock()
+		users[jsonrpc.PeerFromContext(ctx)] = "bob" // the token checked, say
+		mu.Unlock()
+		return true, nil
+	})
+	a, b := jsonrpc.Pipe()
+	server := jsonrpc.NewPeer(a, jsonrpc.Options{Handler: smux})
+	client := jsonrpc.NewPeer(b)
+	defer func() { client.Close(); server.Close(); client.Wait(); server.Wait() }()
+	if err := subscribeOn(testCtx(t), client, "lobby"); err != nil { // before signing in
+		t.Fatal(err)
+	}
+	if err := client.Call(testCtx(t), "login", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := subscribeOn(testCtx(t), client, "room"); err != nil {
+		t.Fatal(err)
+	}
+	present, _ := hub.Present(testCtx(t), "room")
+	mu.Lock()
+	delete(members, "bob") // revoke, then kick: the documented order
+	mu.Unlock()
+	n, err := hub.KickIdentity(testCtx(t), "bob", "room", "revoked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if subs := hub.Subscribers("room"); n != 1 || subs != 0 {
+		t.Errorf("bob signed in over RPC after subscribing to lobby: Present(room) = %v; after revoke, KickIdentity(bob) = %d and room keeps %d subscriber(s)", present, n, subs)
+	}
+}

@@ -127,10 +127,14 @@ type Hub struct {
 	MaxReplyMessages int
 
 	// Identity, if set, names the user (or client) behind a connection,
-	// from the ctx of its first subscribe (where the application put it
-	// at sign-in: a ws.Server's upgrade request's values, say); never
-	// from what the client sends. KickIdentity uses it. Default (nil):
-	// connections are not told apart.
+	// from the ctx of each subscribe (where the application put it at
+	// sign-in: a ws.Server's upgrade request's values, or a table an
+	// RPC sign-in fills, say); never from what the client sends. It is
+	// read at every subscribe, before Allow, and kept with that topic's
+	// subscription, so a client that signs in after subscribing to a
+	// public topic is named on the topics it subscribes to afterwards
+	// (TestReviewKickIdentityAfterSignInOverRPC). KickIdentity and
+	// presence use it. Default (nil): connections are not told apart.
 	Identity func(ctx context.Context) string
 
 	// MaxConnReplyBytes bounds the bytes of one connection's subscribe

@@ -235,13 +235,15 @@ export interface SubscribeHandlers<T = unknown> {
   onError?: (error: RPCError | KickedError) => void;
   /** Who joined and left the topic (topic.presence), on a topic the
    * server has presence on: the net changes of a short window, each list
-   * at most the server's cap (100 by default; more: true when cut). */
+   * at most the server's cap (100 by default; more: true when cut).
+   * After a reconnection the client asks topic.members and hands it one
+   * event with who came and went while it was away. */
   onPresence?: (event: PresenceEvent) => void;
 }
 
 /** A topic.presence: identities (the server's names for users) that
- * joined and left, sorted; count present after it; version one more per
- * event of the topic. */
+ * joined and left, sorted; count present after it; version higher than
+ * every one the server's Hub gave before. */
 export interface PresenceEvent {
   topic: string;
   joined: string[];

@@ -72,7 +72,9 @@ type Follower struct {
 	// OnPresence, if set, is called with every topic.presence of a
 	// followed topic (on the topics the server's Hub.Presence turns
 	// presence on for): who joined and left it. Members asks for the
-	// list. Called one at a time with OnMessage, in the order the server
+	// list. After Resubscribe subscribes a topic again, the Follower asks
+	// topic.members and calls OnPresence once with who came and went
+	// while it was away (TestReviewPresenceAfterReconnect). Called one at a time with OnMessage, in the order the server
 	// sent them.
 	OnPresence func(PresenceParams)
 
@@ -179,7 +181,10 @@ func (f *Follower) Resubscribe(ctx context.Context, p *jsonrpc.Peer) error {
 	f.mu.Unlock()
 	var errs []error
 	for _, name := range names {
-		if err := f.subscribe(ctx, p, name, withSince); err != nil && !f.refusedBy(name, err) {
+		err := f.subscribe(ctx, p, name, withSince)
+		if err == nil {
+			f.presenceAgain(ctx, p, name)
+		} else if !f.refusedBy(name, err) {
 			errs = append(errs, err)
 		}
 	}

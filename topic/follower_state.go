@@ -10,12 +10,14 @@ import (
 
 // followed is the state of one followed topic.
 type followed struct {
-	pos      Position      // Epoch "" until the first reply
-	peer     *jsonrpc.Peer // the connection subscribed on
-	prev     *jsonrpc.Peer // the one before, while a subscribe on peer has not succeeded
-	inflight int           // subscribe calls in flight on peer (a paged catch-up counts once)
-	buf      []Message     // live messages on peer while inflight > 0
-	lost     bool          // buf overflowed: subscribe again after the reply
+	pos      Position        // Epoch "" until the first reply
+	peer     *jsonrpc.Peer   // the connection subscribed on
+	prev     *jsonrpc.Peer   // the one before, while a subscribe on peer has not succeeded
+	inflight int             // subscribe calls in flight on peer (a paged catch-up counts once)
+	buf      []Message       // live messages on peer while inflight > 0
+	lost     bool            // buf overflowed: subscribe again after the reply
+	present  map[string]bool // who OnPresence was told is present (follower_presence.go)
+	presVer  uint64          // the version of the last change it was told
 }
 
 // event is one call to make to the application.

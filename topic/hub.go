@@ -188,6 +188,7 @@ type Hub struct {
 
 	pres       map[string]*presTopic // topics with presence that a connection follows (hub_presence.go)
 	presMem    MemoryPresence        // the default PresenceStore
+	presVer    uint64                // the last presence version this Hub gave (h.mu)
 	presCtx    context.Context       // of the background syncs, ended by Close
 	presCancel context.CancelFunc
 	presWG     sync.WaitGroup // the background syncs
@@ -252,8 +253,9 @@ func (h *Hub) Topics() int {
 	return len(h.topics)
 }
 
-// Close closes every topic's log, stopping their deliveries. Publish and
-// topic.subscribe fail afterwards. Close ends no Peer; it returns the
+// Close closes every topic's log, stopping their deliveries, and Leaves
+// in the PresenceStore the identities this Hub joined there (within 5 s).
+// Publish and topic.subscribe fail afterwards. Close ends no Peer; it returns the
 // first error of the logs' Close, and may be called more than once.
 func (h *Hub) Close() error {
 	h.mu.Lock()

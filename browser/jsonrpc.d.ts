@@ -139,7 +139,9 @@ export interface ClientOptions {
    * server may be pushing back (reading nothing while its handlers catch
    * up with what the page sent), which from the page looks like a dead
    * network: the wait after the ping is then the client's timeout
-   * instead, when longer (30 s by default). Default twice heartbeat. */
+   * instead, when longer (30 s by default); so it is while a call of the
+   * page's awaits its reply (a server whose handler slots are all busy
+   * answers the ping only when one ends). Default twice heartbeat. */
   heartbeatTimeout?: number;
   /** Follow the browser's offline and online events: offline ends the
    * connection at once (reconnecting), online tries again at once.

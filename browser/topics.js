@@ -26,6 +26,7 @@ export class Topics {
       t.buffer = [];
       t.overflow = false;
       t.again = true; // once subscribed, who came and went meanwhile is asked (presenceAgain)
+      t.asking = true; // until then, presence() leaves the list alone
       this.subscribeNow(t);
     }
   }
@@ -180,6 +181,7 @@ export class Topics {
     if (t.again) {
       t.again = false;
       if (t.handlers.onPresence) this.presenceAgain(t);
+      else t.asking = false;
     }
     const live = t.buffer;
     t.buffer = [];
@@ -262,6 +264,8 @@ export class Topics {
       r = await this.fetchMembers(t);
     } catch {
       return;
+    } finally {
+      t.asking = false;
     }
     if (this.map.get(t.name) !== t) return;
     const e = this.replace(t, r);
@@ -291,9 +295,13 @@ export class Topics {
   // Client follows.
   async members(t) {
     if (this.map.get(t.name) !== t) throw new Error(`jsonrpc.js: not subscribed to topic ${JSON.stringify(t.name)}`);
+    // The server runs calls concurrently: a topic.members sent while the
+    // topic's subscribe is in flight (a reconnection) could come first.
+    await Promise.all([...t.calls]);
     const res = await this.fetchMembers(t);
-    // The page starts its list from res: so does presenceAgain.
-    if (this.map.get(t.name) === t && res.version >= (t.presVer ?? 0)) this.replace(t, res);
+    // The page starts its list from res: so does presenceAgain's list
+    // (not while it asks after a reconnection: the difference is for it).
+    if (this.map.get(t.name) === t && !t.asking && res.version >= (t.presVer ?? 0)) this.replace(t, res);
     return res;
   }
 

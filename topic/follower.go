@@ -175,16 +175,16 @@ func (f *Follower) Resubscribe(ctx context.Context, p *jsonrpc.Peer) error {
 	}
 	f.mu.Lock()
 	names := make([]string, 0, len(f.topics))
-	for name := range f.topics {
+	for name, t := range f.topics {
 		names = append(names, name)
+		t.asking = true
 	}
 	f.mu.Unlock()
 	var errs []error
 	for _, name := range names {
 		err := f.subscribe(ctx, p, name, withSince)
-		if err == nil {
-			f.presenceAgain(ctx, p, name)
-		} else if !f.refusedBy(name, err) {
+		f.presenceAgain(ctx, p, name, err == nil)
+		if err != nil && !f.refusedBy(name, err) {
 			errs = append(errs, err)
 		}
 	}

@@ -37,26 +37,25 @@ func (f *Follower) presence(ctx context.Context, e PresenceParams) error {
 }
 
 // presenceAgain runs after a topic is subscribed again on a new
-// connection p: nothing told the Follower who left or came while it was
+// connection p (subscribed: with success), and ends the asking that
+// Resubscribe began: nothing told the Follower who left or came while it was
 // away, so it asks topic.members and hands OnPresence the difference
 // from what it had told, as one change of the list's version (above the
 // versions of the connection before when it is the same server's Hub:
 // TestReviewPresenceAfterReconnect). A topic without presence (the server
 // refuses topic.members) or a Follower without OnPresence asks nothing; a
 // topic.members that fails leaves the list to the next topic.presence.
-func (f *Follower) presenceAgain(ctx context.Context, p *jsonrpc.Peer, name string) {
-	if f.OnPresence == nil {
-		return
-	}
+func (f *Follower) presenceAgain(ctx context.Context, p *jsonrpc.Peer, name string, subscribed bool) {
 	var r MembersResult
-	if err := p.Call(ctx, MethodMembers, MembersParams{Topic: name}, &r); err != nil {
-		return
-	}
+	asked := subscribed && f.OnPresence != nil && p.Call(ctx, MethodMembers, MembersParams{Topic: name}, &r) == nil
 	f.deliver.Lock()
 	defer f.deliver.Unlock()
 	f.mu.Lock()
 	t := f.topics[name]
-	if t == nil || t.peer != p {
+	if t != nil {
+		t.asking = false
+	}
+	if !asked || t == nil || t.peer != p {
 		f.mu.Unlock()
 		return
 	}
@@ -110,8 +109,10 @@ func (f *Follower) Members(ctx context.Context, p *jsonrpc.Peer, topic string) (
 		return MembersResult{}, fmt.Errorf("topic: cannot list who is present on %q: %w", topic, err)
 	}
 	f.mu.Lock()
-	if t := f.topics[topic]; t != nil && t.peer == p && r.Version >= t.presVer {
-		t.replace(r) // the application starts its list from r: so does the Follower
+	if t := f.topics[topic]; t != nil && t.peer == p && !t.asking && r.Version >= t.presVer {
+		// The application starts its list from r: so does the Follower
+		// (not while Resubscribe asks: the difference is for OnPresence).
+		t.replace(r)
 	}
 	f.mu.Unlock()
 	return r, nil

@@ -18,6 +18,7 @@ type followed struct {
 	lost     bool            // buf overflowed: subscribe again after the reply
 	present  map[string]bool // who OnPresence was told is present (follower_presence.go)
 	presVer  uint64          // the version of the last change it was told
+	asking   bool            // Resubscribe has yet to ask who came and went (presenceAgain)
 }
 
 // event is one call to make to the application.

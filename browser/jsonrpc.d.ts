@@ -139,7 +139,9 @@ export interface ClientOptions {
    * server may be pushing back (reading nothing while its handlers catch
    * up with what the page sent), which from the page looks like a dead
    * network: the wait after the ping is then the client's timeout
-   * instead, when longer (30 s by default). Default twice heartbeat. */
+   * instead, when longer (30 s by default); so it is while a call of the
+   * page's awaits its reply (a server whose handler slots are all busy
+   * answers the ping only when one ends). Default twice heartbeat. */
   heartbeatTimeout?: number;
   /** Follow the browser's offline and online events: offline ends the
    * connection at once (reconnecting), online tries again at once.
@@ -235,13 +237,15 @@ export interface SubscribeHandlers<T = unknown> {
   onError?: (error: RPCError | KickedError) => void;
   /** Who joined and left the topic (topic.presence), on a topic the
    * server has presence on: the net changes of a short window, each list
-   * at most the server's cap (100 by default; more: true when cut). */
+   * at most the server's cap (100 by default; more: true when cut).
+   * After a reconnection the client asks topic.members and hands it one
+   * event with who came and went while it was away. */
   onPresence?: (event: PresenceEvent) => void;
 }
 
 /** A topic.presence: identities (the server's names for users) that
- * joined and left, sorted; count present after it; version one more per
- * event of the topic. */
+ * joined and left, sorted; count present after it; version higher than
+ * every one the server's Hub gave before. */
 export interface PresenceEvent {
   topic: string;
   joined: string[];

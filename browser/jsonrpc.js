@@ -243,8 +243,11 @@ export class Client extends EventTarget {
     };
     // giveUp ends the call from this side, and tells the other side if
     // it has the call and the cancel dialect is set.
+    // The heartbeat's ping is never cancelled: no server serves it, and
+    // a cancel is page data, after which the heartbeat would wait a whole
+    // call timeout to judge a dead connection.
     const giveUp = (e) => {
-      const tell = state === 'sent' && this.cancel && this.socket;
+      const tell = state === 'sent' && this.cancel && this.socket && method !== 'rpc.ping';
       call.reject(e);
       if (tell) this.send([{ msg: message(this.cancel.method, this.cancel.params(id)) }], false);
     };
@@ -420,7 +423,12 @@ export class Client extends EventTarget {
   // heard from the server, the heartbeat waits as long as a call does
   // after the ping (the client's timeout, when longer): pushback comes
   // only of what the page sent. (Data in the page's own buffer is no such
-  // sign: on a dead network the ping itself stays there.)
+  // sign: on a dead network the ping itself stays there.) It waits as
+  // long too while a call of the page's awaits its reply, even when the
+  // server has been heard since: a Go server whose handler slots are all
+  // busy with the page's calls (which may send notifications meanwhile)
+  // answers the ping only when one ends
+  // (TestNodeReviewHeartbeatBusyServer).
   watch(socket) {
     const every = this.options.heartbeat ?? DEFAULT_HEARTBEAT;
     if (!(every > 0) || every === Infinity) return;
@@ -437,7 +445,7 @@ export class Client extends EventTarget {
       buffered = b;
       const last = Math.max(this.heard, taken);
       if (pinged && last >= pinged) pinged = 0;
-      const wait = this.sentAt > this.heard ? stuck : limit;
+      const wait = this.sentAt > this.heard || this.awaiting() ? stuck : limit;
       if (pinged && now - pinged >= wait) return this.lost(socket);
       if (!pinged && now - last >= every) {
         pinged = now;
@@ -449,6 +457,13 @@ export class Client extends EventTarget {
       this.beat = setTimeout(tick, Math.max(1, Math.min(next - now, every)));
     };
     this.beat = setTimeout(tick, every);
+  }
+
+  // awaiting reports whether a call of the page's (the heartbeat's ping
+  // aside) waits for its reply.
+  awaiting() {
+    for (const call of this.pending.values()) if (call.msg.method !== 'rpc.ping') return true;
+    return false;
   }
 
   // network follows the browser's online and offline events: offline

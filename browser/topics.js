@@ -25,6 +25,8 @@ export class Topics {
     for (const t of this.map.values()) {
       t.buffer = [];
       t.overflow = false;
+      t.again = true; // once subscribed, who came and went meanwhile is asked (presenceAgain)
+      t.asking = true; // until then, presence() leaves the list alone
       this.subscribeNow(t);
     }
   }
@@ -176,6 +178,11 @@ export class Topics {
     t.first?.resolve(t.sub);
     t.first = null;
     if (r.more && r.recovered) return this.subscribeNow(t);
+    if (t.again) {
+      t.again = false;
+      if (t.handlers.onPresence) this.presenceAgain(t);
+      else t.asking = false;
+    }
     const live = t.buffer;
     t.buffer = [];
     const overflow = t.overflow;
@@ -207,6 +214,9 @@ export class Topics {
     if (!t) return;
     this.map.delete(t.name);
     t.gen++;
+    // A subscribe of it in flight may reach the server after the kick:
+    // unsubscribe after it, as unsubscribe() does.
+    if (t.calls.size > 0 && this.client.socket) this.leave(t).catch(() => {});
     const e = new KickedError(t.name, typeof p.reason === 'string' ? p.reason.slice(0, 1024) : '');
     if (t.first) return t.first.reject(e);
     try {
@@ -223,21 +233,82 @@ export class Topics {
     const t = p && this.map.get(p.topic);
     if (!t || !t.handlers.onPresence) return;
     const list = (v) => (Array.isArray(v) ? v.filter((id) => typeof id === 'string') : []);
-    try {
-      t.handlers.onPresence({ topic: t.name, joined: list(p.joined), left: list(p.left),
-        count: p.count, more: p.more === true, version: p.version });
-    } catch (e) {
-      console.error(`jsonrpc.js: onPresence of topic ${t.name} failed:`, e);
+    const e = { topic: t.name, joined: list(p.joined), left: list(p.left),
+      count: p.count, more: p.more === true, version: p.version };
+    if (typeof e.version === 'number' && e.version > (t.presVer ?? 0)) {
+      t.presVer = e.version;
+      t.present ??= new Set();
+      for (const id of e.joined) t.present.add(id);
+      for (const id of e.left) t.present.delete(id);
     }
+    this.tell(t, e);
+  }
+
+  tell(t, e) {
+    try {
+      t.handlers.onPresence(e);
+    } catch (err) {
+      console.error(`jsonrpc.js: onPresence of topic ${t.name} failed:`, err);
+    }
+  }
+
+  // presenceAgain runs once a topic is subscribed again on a new
+  // connection: nothing told the page who came or went while it was
+  // away, so it asks topic.members and hands onPresence the difference
+  // from what it was told, as one event of the list's version. A topic
+  // without presence (the server refuses topic.members) asks nothing more;
+  // one that fails leaves the list to the next topic.presence.
+  async presenceAgain(t) {
+    let r;
+    try {
+      r = await this.fetchMembers(t);
+    } catch {
+      return;
+    } finally {
+      t.asking = false;
+    }
+    if (this.map.get(t.name) !== t) return;
+    const e = this.replace(t, r);
+    if (e.joined.length > 0 || e.left.length > 0) this.tell(t, e);
+  }
+
+  // replace makes r, a members result, t's list, and returns the change
+  // from what it was; ids past the last of a cut list are kept.
+  replace(t, r) {
+    const before = t.present ?? new Set();
+    const now = new Set(r.members);
+    const last = r.members[r.members.length - 1] ?? '';
+    const e = { topic: t.name, joined: r.members.filter((id) => !before.has(id)), left: [],
+      count: r.count, more: r.more, version: r.version };
+    for (const id of before) {
+      if (now.has(id)) continue;
+      if (!r.more || id < last) e.left.push(id);
+      else now.add(id);
+    }
+    e.left.sort();
+    t.present = now;
+    t.presVer = Math.max(t.presVer ?? 0, r.version);
+    return e;
   }
 
   // members is Subscription.presence: topic.members, for a topic this
   // Client follows.
   async members(t) {
     if (this.map.get(t.name) !== t) throw new Error(`jsonrpc.js: not subscribed to topic ${JSON.stringify(t.name)}`);
+    // The server runs calls concurrently: a topic.members sent while the
+    // topic's subscribe is in flight (a reconnection) could come first.
+    await Promise.all([...t.calls]);
+    const res = await this.fetchMembers(t);
+    // The page starts its list from res: so does presenceAgain's list
+    // (not while it asks after a reconnection: the difference is for it).
+    if (this.map.get(t.name) === t && !t.asking && res.version >= (t.presVer ?? 0)) this.replace(t, res);
+    return res;
+  }
+
+  async fetchMembers(t) {
     const r = await this.client.call('topic.members', { topic: t.name });
-    return { topic: t.name, members: Array.isArray(r?.members) ? r.members : [], count: r?.count ?? 0,
-      more: r?.more === true, version: r?.version ?? 0 };
+    return { topic: t.name, members: Array.isArray(r?.members) ? r.members.filter((id) => typeof id === 'string') : [],
+      count: r?.count ?? 0, more: r?.more === true, version: r?.version ?? 0 };
   }
 
   // offer takes one live message m of t: buffered while a subscribe is in

@@ -85,6 +85,12 @@ func (f *Follower) kicked(ctx context.Context, k KickedParams) error {
 		return nil
 	}
 	delete(f.topics, k.Topic)
+	if t.inflight > 0 { // each that succeeds is undone (follower_state.go)
+		if f.kickedIn == nil {
+			f.kickedIn = make(map[string]kickedIn)
+		}
+		f.kickedIn[k.Topic] = kickedIn{peer: p, n: t.inflight}
+	}
 	f.mu.Unlock()
 	if f.OnError != nil {
 		f.OnError(k.Topic, fmt.Errorf("%w %q: %.200q", ErrKicked, k.Topic, k.Reason))

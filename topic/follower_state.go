@@ -10,12 +10,15 @@ import (
 
 // followed is the state of one followed topic.
 type followed struct {
-	pos      Position      // Epoch "" until the first reply
-	peer     *jsonrpc.Peer // the connection subscribed on
-	prev     *jsonrpc.Peer // the one before, while a subscribe on peer has not succeeded
-	inflight int           // subscribe calls in flight on peer (a paged catch-up counts once)
-	buf      []Message     // live messages on peer while inflight > 0
-	lost     bool          // buf overflowed: subscribe again after the reply
+	pos      Position        // Epoch "" until the first reply
+	peer     *jsonrpc.Peer   // the connection subscribed on
+	prev     *jsonrpc.Peer   // the one before, while a subscribe on peer has not succeeded
+	inflight int             // subscribe calls in flight on peer (a paged catch-up counts once)
+	buf      []Message       // live messages on peer while inflight > 0
+	lost     bool            // buf overflowed: subscribe again after the reply
+	present  map[string]bool // who OnPresence was told is present (follower_presence.go)
+	presVer  uint64          // the version of the last change it was told
+	asking   bool            // Resubscribe has yet to ask who came and went (presenceAgain)
 }
 
 // event is one call to make to the application.
@@ -32,7 +35,18 @@ const (
 	done        again = iota
 	withSince         // a gap: the messages after pos are in the history
 	fromScratch       // another epoch: the history is gone
+	undoKicked        // kicked while in flight, and it succeeded: unsubscribe
 )
+
+// kickedIn is a topic kicked (topic.kicked) while n subscribes of it were
+// in flight on peer: the server may have taken one of them after the kick
+// (Kick does not refuse a later subscribe), so each that succeeds is
+// followed by topic.unsubscribe, as Unsubscribe does, and the connection
+// keeps nothing the Follower no longer follows.
+type kickedIn struct {
+	peer *jsonrpc.Peer
+	n    int
+}
 
 // subscribe runs subscribe rounds on p until a reply asks for no other.
 func (f *Follower) subscribe(ctx context.Context, p *jsonrpc.Peer, name string, how again) error {
@@ -56,9 +70,30 @@ func (f *Follower) subscribe(ctx context.Context, p *jsonrpc.Peer, name string, 
 		if how, page, moved, err = f.finish(p, name, before, res, err); err != nil {
 			return err
 		}
+		if how == undoKicked {
+			return f.undoKicked(ctx, p, name)
+		}
 		if !page || !moved {
 			round++
 		}
+	}
+	return nil
+}
+
+// undoKicked sends topic.unsubscribe for a subscribe of name on p that
+// succeeded after name was kicked, unless name is followed again by then
+// (its Subscribe's subscribe holds).
+func (f *Follower) undoKicked(ctx context.Context, p *jsonrpc.Peer, name string) error {
+	f.mu.Lock()
+	if err := f.awaitLeaving(ctx, name); err != nil {
+		return fmt.Errorf("topic: failed to leave %q, kicked while subscribing: %w", name, err)
+	}
+	if f.topics[name] != nil {
+		f.mu.Unlock()
+		return nil
+	}
+	if err := f.leave(ctx, p, name); err != nil {
+		return fmt.Errorf("topic: failed to leave %q, kicked while subscribing: %w", name, err)
 	}
 	return nil
 }
@@ -93,9 +128,23 @@ func (f *Follower) finish(p *jsonrpc.Peer, name string, before Position, res Sub
 	defer f.deliver.Unlock()
 	f.mu.Lock()
 	t := f.topics[name]
-	if t == nil { // unsubscribed meanwhile
+	if t == nil { // unsubscribed, or kicked, meanwhile
+		how = done
+		if k, ok := f.kickedIn[name]; ok && k.peer == p {
+			if k.n--; k.n > 0 {
+				f.kickedIn[name] = k
+			} else {
+				delete(f.kickedIn, name)
+			}
+			switch {
+			case callErr == nil:
+				how = undoKicked
+			case refusal(callErr):
+				callErr = nil // the server refused it for the kick, which OnError had
+			}
+		}
 		f.mu.Unlock()
-		return done, false, false, callErr
+		return how, false, false, callErr
 	}
 	mine := t.peer == p
 	if callErr != nil {

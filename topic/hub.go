@@ -127,10 +127,14 @@ type Hub struct {
 	MaxReplyMessages int
 
 	// Identity, if set, names the user (or client) behind a connection,
-	// from the ctx of its first subscribe (where the application put it
-	// at sign-in: a ws.Server's upgrade request's values, say); never
-	// from what the client sends. KickIdentity uses it. Default (nil):
-	// connections are not told apart.
+	// from the ctx of each subscribe (where the application put it at
+	// sign-in: a ws.Server's upgrade request's values, or a table an
+	// RPC sign-in fills, say); never from what the client sends. It is
+	// read at every subscribe, before Allow, and kept with that topic's
+	// subscription, so a client that signs in after subscribing to a
+	// public topic is named on the topics it subscribes to afterwards
+	// (TestReviewKickIdentityAfterSignInOverRPC). KickIdentity and
+	// presence use it. Default (nil): connections are not told apart.
 	Identity func(ctx context.Context) string
 
 	// MaxConnReplyBytes bounds the bytes of one connection's subscribe
@@ -184,6 +188,7 @@ type Hub struct {
 
 	pres       map[string]*presTopic // topics with presence that a connection follows (hub_presence.go)
 	presMem    MemoryPresence        // the default PresenceStore
+	presVer    uint64                // the last presence version this Hub gave (h.mu)
 	presCtx    context.Context       // of the background syncs, ended by Close
 	presCancel context.CancelFunc
 	presWG     sync.WaitGroup // the background syncs
@@ -248,8 +253,9 @@ func (h *Hub) Topics() int {
 	return len(h.topics)
 }
 
-// Close closes every topic's log, stopping their deliveries. Publish and
-// topic.subscribe fail afterwards. Close ends no Peer; it returns the
+// Close closes every topic's log, stopping their deliveries, and Leaves
+// in the PresenceStore the identities this Hub joined there (within 5 s).
+// Publish and topic.subscribe fail afterwards. Close ends no Peer; it returns the
 // first error of the logs' Close, and may be called more than once.
 func (h *Hub) Close() error {
 	h.mu.Lock()

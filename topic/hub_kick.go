@@ -20,7 +20,7 @@ import (
 // reach the client after topic.kicked.
 func (h *Hub) Kick(ctx context.Context, p *jsonrpc.Peer, topic, reason string) (bool, error) {
 	h.mu.Lock()
-	ok := h.kick(p, topic)
+	ok := h.kick(p, topic, nil)
 	h.mu.Unlock()
 	if !ok {
 		return false, nil
@@ -33,9 +33,11 @@ func (h *Hub) Kick(ctx context.Context, p *jsonrpc.Peer, topic, reason string) (
 
 // KickIdentity kicks every connection whose Hub.Identity is id from
 // topic, as Kick does each (revoking a member of a private room on all
-// their connections), and returns how many it kicked. It looks at every
-// connection of this process (on a cluster, each node kicks its own). It
-// fails with ErrNoIdentity on a Hub without Identity, and for an empty id.
+// their connections), and returns how many it kicked: those that follow
+// topic as id, and those with a subscribe of it in progress as id (a
+// page that reconnects: TestReviewKickIdentityDuringReconnection). It
+// looks at every connection of this process (on a cluster, each node
+// kicks its own). It fails with ErrNoIdentity on a Hub without Identity, and for an empty id.
 func (h *Hub) KickIdentity(ctx context.Context, id, topic, reason string) (int, error) {
 	switch {
 	case h.Identity == nil:
@@ -45,8 +47,8 @@ func (h *Hub) KickIdentity(ctx context.Context, id, topic, reason string) (int, 
 	}
 	var peers []*jsonrpc.Peer
 	h.mu.Lock()
-	for p, c := range h.conns {
-		if c.id == id && h.kick(p, topic) {
+	for p := range h.conns {
+		if h.kick(p, topic, &id) {
 			peers = append(peers, p)
 		}
 	}
@@ -63,13 +65,24 @@ func (h *Hub) KickIdentity(ctx context.Context, id, topic, reason string) (int, 
 	return len(peers), nil
 }
 
-// kick takes p out of topic, whatever subscribes of it are in progress,
-// and reports whether it followed it. h.mu held.
-func (h *Hub) kick(p *jsonrpc.Peer, topic string) bool {
+// kick takes p out of topic, and makes its subscribes of topic in
+// progress fail (even those that Allow has let through: they join
+// nothing), and reports whether it found either. With id not nil, only
+// those whose Hub.Identity was *id. h.mu held.
+func (h *Hub) kick(p *jsonrpc.Peer, topic string, id *string) bool {
 	c := h.conns[p]
-	if c == nil || c.topics[topic] == nil {
+	if c == nil {
 		return false
 	}
-	h.drop(p, c.topics[topic])
-	return true
+	found := false
+	for s := range c.subscribing {
+		if s.topic == topic && (id == nil || s.id == *id) {
+			s.kicked, found = true, true
+		}
+	}
+	if m := c.topics[topic]; m != nil && (id == nil || m.id == *id) {
+		h.drop(p, m)
+		found = true
+	}
+	return found
 }

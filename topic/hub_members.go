@@ -14,8 +14,13 @@ import (
 var errNotMember = jsonrpc.NewError(CodeNoSuchTopic, "no such topic",
 	map[string]string{"reason": "topic.members needs a subscription to a topic with presence"})
 
-// members serves topic.members: the identities present on a topic, as of
-// the last topic.presence, for a connection that follows it.
+// members serves topic.members: the identities present on a topic now,
+// as the store's Watch told this Hub (changes not yet sent as
+// topic.presence included, which the next one repeats), and the
+// connection's own (its subscribe joined it in the store before its
+// reply, and the Watch of a remote store may not have told it yet), for a
+// connection that follows the topic
+// (TestReviewMembersAfterSubscribeListsSubscriber).
 func (h *Hub) members(ctx context.Context, p MembersParams) (MembersResult, error) {
 	peer := jsonrpc.PeerFromContext(ctx)
 	h.mu.Lock()
@@ -30,15 +35,31 @@ func (h *Hub) members(ctx context.Context, p MembersParams) (MembersResult, erro
 		return MembersResult{}, errUnavailable
 	}
 	max := bound(h.MaxPresence, DefaultMaxPresence)
-	if pt.list == nil {
-		told := make([]string, 0, len(pt.told))
-		for id := range pt.told {
-			told = append(told, id)
-		}
-		pt.list, _ = sortedCut(told, max, false)
+	own := c.topics[p.Topic].id
+	count := len(pt.present)
+	if own != "" && !pt.present[own] {
+		count++ // the Watch has not told it yet: not cached
+		ids, more := sortedCut(presentIDs(pt, own), max, false)
+		return MembersResult{Topic: p.Topic, Members: ids, Count: count, More: more, Version: pt.version}, nil
 	}
-	return MembersResult{Topic: p.Topic, Members: pt.list, Count: len(pt.told),
-		More: max >= 0 && len(pt.told) > max, Version: pt.version}, nil
+	if pt.list == nil {
+		pt.list, _ = sortedCut(presentIDs(pt, ""), max, false)
+	}
+	return MembersResult{Topic: p.Topic, Members: pt.list, Count: count,
+		More: max >= 0 && count > max, Version: pt.version}, nil
+}
+
+// presentIDs returns who is present on pt, and own if not empty. h.mu
+// held.
+func presentIDs(pt *presTopic, own string) []string {
+	ids := make([]string, 0, len(pt.present)+1)
+	for id := range pt.present {
+		ids = append(ids, id)
+	}
+	if own != "" {
+		ids = append(ids, own)
+	}
+	return ids
 }
 
 // Present returns the identities (Hub.Identity) present on topic now,

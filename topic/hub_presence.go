@@ -40,8 +40,8 @@ type presTopic struct {
 	present  map[string]bool // who is present, live (h.mu)
 	told     map[string]bool // who the subscribers were told is present (h.mu)
 	pending  map[string]bool // identity -> present, where it differs from told (h.mu)
-	version  uint64          // topic.presence notifications sent (h.mu)
-	list     []string        // told, sorted, cut to MaxPresence; nil: not made yet (h.mu)
+	version  uint64          // of the last topic.presence sent, from h.presVer (h.mu)
+	list     []string        // present, sorted, cut to MaxPresence; nil: not made yet (h.mu)
 	timer    *time.Timer     // armed while pending is not empty (h.mu)
 	gone     bool            // no longer in h.pres (h.mu)
 }
@@ -72,6 +72,14 @@ func (h *Hub) presenceAdd(name, id string) {
 	pt := h.pres[name]
 	if pt == nil {
 		pt = &presTopic{name: name, local: make(map[string]int), dirty: make(map[string]bool), stored: make(map[string]bool)}
+		if h.presVer > 0 {
+			// Versions the Hub gave this topic before it was forgotten
+			// (nobody here followed it) are lower: a client that comes
+			// back reads a topic.members of a higher one
+			// (TestReviewPresenceAfterReconnect).
+			h.presVer++
+			pt.version = h.presVer
+		}
 		if h.pres == nil {
 			h.pres = make(map[string]*presTopic)
 		}
@@ -258,6 +266,7 @@ func (h *Hub) presenceChanged(pt *presTopic, id string, in bool) {
 	} else {
 		delete(pt.present, id)
 	}
+	pt.list = nil
 	if pt.told[id] == in {
 		delete(pt.pending, id)
 	} else {
@@ -292,7 +301,8 @@ func (h *Hub) presenceFlush(pt *presTopic) {
 		}
 	}
 	clear(pt.pending)
-	pt.version++
+	h.presVer++ // one counter for all the Hub's topics: never backwards
+	pt.version = h.presVer
 	pt.list = nil
 	max := bound(h.MaxPresence, DefaultMaxPresence)
 	ev := PresenceParams{Topic: pt.name, Count: len(pt.told), Version: pt.version}
@@ -345,20 +355,34 @@ func (h *Hub) stopPresence() (map[string]*presTopic, context.CancelFunc) {
 	return pres, h.presCancel
 }
 
+// closeLeaveTimeout bounds how long Close waits for the PresenceStore to
+// take back what the Hub joined in it.
+const closeLeaveTimeout = 5 * time.Second
+
 // closePresence stops every topic's presence: timers, background syncs,
-// watches. It does not tell the store that this Hub's identities left: a
-// Hub that closes is a process that ends, and a store that outlives it
-// expires them (the in-memory one goes with it).
+// watches, and Leaves in the store every identity this Hub joined there,
+// within closeLeaveTimeout in all: a store may be shared with other Hubs
+// (a MemoryPresence of the process, the cluster's), which would
+// otherwise list them for ever, or until it expires them
+// (TestReviewClosedHubLeavesNoPresence).
 func (h *Hub) closePresence(pres map[string]*presTopic, cancel context.CancelFunc) {
 	if cancel != nil {
 		cancel()
 	}
 	h.presWG.Wait()
+	ctx, stop := context.WithTimeout(context.Background(), closeLeaveTimeout)
+	defer stop()
 	for _, pt := range pres {
 		pt.sync.Lock()
 		if pt.stop != nil {
 			pt.stop()
 			pt.stop = nil
+		}
+		for id := range pt.stored {
+			if ctx.Err() == nil {
+				_ = h.presStore().Leave(ctx, pt.name, id) // a store that fails expires it
+			}
+			delete(pt.stored, id)
 		}
 		pt.sync.Unlock()
 	}

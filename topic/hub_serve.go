@@ -3,6 +3,7 @@ package topic
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/peerwire/jsonrpc"
 )
@@ -13,19 +14,30 @@ import (
 
 // hubConn is what a Hub keeps of one connection, until it ends.
 type hubConn struct {
-	id          string // Hub.Identity's answer for the connection
 	topics      map[string]*membership
-	stop        func() bool // unregisters the Peer's AfterFunc
-	replyBudget             // subscribe replies built and not yet queued (hub_budget.go)
+	subscribing map[*subscribing]bool // subscribes in progress, from before Allow
+	stop        func() bool           // unregisters the Peer's AfterFunc
+	replyBudget                       // subscribe replies built and not yet queued (hub_budget.go)
+}
+
+// subscribing is one subscribe in progress, filed before it asks Allow so
+// that a kick that comes after Allow said yes, before the subscribe joins
+// the topic, is not missed: join refuses a subscribe kicked meanwhile.
+// There are as many as the connection's calls in progress.
+type subscribing struct {
+	topic  string
+	id     string // Hub.Identity's answer for this subscribe
+	kicked bool   // a Kick or KickIdentity of topic came meanwhile
 }
 
 // membership is one connection following one topic.
 type membership struct {
 	t        *hubTopic
-	inflight int  // subscribes of it in progress
-	ok       bool // one of them succeeded
-	leave    bool // an unsubscribe came meanwhile: leave once they end
-	presence bool // counted in the topic's presence (hub_presence.go)
+	id       string // Hub.Identity's answer for the subscribe that joined
+	inflight int    // subscribes of it in progress
+	ok       bool   // one of them succeeded
+	leave    bool   // an unsubscribe came meanwhile: leave once they end
+	presence bool   // counted in the topic's presence (hub_presence.go)
 }
 
 var (
@@ -40,6 +52,11 @@ var (
 	errHubClosed  = jsonrpc.NewError(jsonrpc.CodeShuttingDown, "topic hub closed", nil)
 	errHubFull    = jsonrpc.NewError(jsonrpc.CodeOverloaded, "too many topics open on the server; try again later", nil)
 	errConnTopics = jsonrpc.NewError(CodeTooManyTopics, "too many topics on this connection", nil)
+
+	// errKickedSubscribe is what a subscribe gets when its topic was
+	// kicked from its connection while it was in progress.
+	errKickedSubscribe = jsonrpc.NewError(CodeNoSuchTopic, "no such topic",
+		map[string]string{"reason": "kicked from the topic while subscribing"})
 )
 
 // subscribe serves topic.subscribe: the subscriber first, then the
@@ -51,10 +68,15 @@ func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult
 	if p.History < 0 {
 		return SubscribeResult{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "topic.subscribe: history is negative", nil)
 	}
+	peer := jsonrpc.PeerFromContext(ctx)
+	s, err := h.begin(ctx, peer, p.Topic)
+	if err != nil {
+		return SubscribeResult{}, err
+	}
+	defer h.end(peer, s)
 	if err := h.allow(ctx, p.Topic); err != nil {
 		return SubscribeResult{}, err
 	}
-	peer := jsonrpc.PeerFromContext(ctx)
 	t, err := h.acquire(ctx, p.Topic)
 	switch {
 	case errors.Is(err, ErrClosed):
@@ -64,7 +86,7 @@ func (h *Hub) subscribe(ctx context.Context, p SubscribeParams) (SubscribeResult
 	case err != nil:
 		return SubscribeResult{}, errUnavailable
 	}
-	m, err := h.join(ctx, peer, t)
+	m, err := h.join(peer, t, s)
 	if err != nil {
 		h.release(t)
 		return SubscribeResult{}, err
@@ -121,20 +143,17 @@ func (h *Hub) allow(ctx context.Context, name string) error {
 	return ErrNoSuchTopic
 }
 
-// join makes peer a follower of t, within MaxConnTopics, and counts a
-// subscribe in progress. A nil peer (a handler called outside a Peer)
-// follows nothing.
-func (h *Hub) join(ctx context.Context, peer *jsonrpc.Peer, t *hubTopic) (*membership, error) {
+// begin files a subscribe of topic in progress on peer, with the identity
+// Hub.Identity answers for it now (read at every subscribe: a client may
+// sign in after its first one), before Allow is asked. A nil peer (a
+// handler called outside a Peer) follows nothing.
+func (h *Hub) begin(ctx context.Context, peer *jsonrpc.Peer, topic string) (*subscribing, error) {
 	if peer == nil {
 		return nil, nil
 	}
-	var id string
+	s := &subscribing{topic: topic}
 	if h.Identity != nil {
-		id = h.Identity(ctx) // not under h.mu: the application's code
-	}
-	pres, err := h.presenceOn(t.name) // the application's code too
-	if err != nil {
-		return nil, err
+		s.id = h.Identity(ctx) // not under h.mu: the application's code
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -143,24 +162,61 @@ func (h *Hub) join(ctx context.Context, peer *jsonrpc.Peer, t *hubTopic) (*membe
 	}
 	c := h.conns[peer]
 	if c == nil {
-		c = &hubConn{id: id, topics: make(map[string]*membership)}
+		c = &hubConn{topics: make(map[string]*membership), subscribing: make(map[*subscribing]bool)}
 		if h.conns == nil {
 			h.conns = make(map[*jsonrpc.Peer]*hubConn)
 		}
 		h.conns[peer] = c
 		c.stop = peer.AfterFunc(func() { h.leave(peer) })
 	}
+	c.subscribing[s] = true
+	return s, nil
+}
+
+// end forgets the subscribe in progress s that begin filed.
+func (h *Hub) end(peer *jsonrpc.Peer, s *subscribing) {
+	if s == nil {
+		return
+	}
+	h.mu.Lock()
+	if c := h.conns[peer]; c != nil {
+		delete(c.subscribing, s)
+	}
+	h.mu.Unlock()
+}
+
+// join makes peer a follower of t, within MaxConnTopics, and counts a
+// subscribe in progress, unless s was kicked since it began.
+func (h *Hub) join(peer *jsonrpc.Peer, t *hubTopic, s *subscribing) (*membership, error) {
+	if s == nil {
+		return nil, nil
+	}
+	pres, err := h.presenceOn(t.name) // the application's code
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.conns[peer]
+	switch {
+	case h.closed:
+		return nil, errHubClosed
+	case c == nil || !c.subscribing[s]:
+		return nil, fmt.Errorf("topic: cannot subscribe: %w", jsonrpc.ErrClosed) // its connection ended
+	case s.kicked:
+		return nil, errKickedSubscribe
+	}
 	m := c.topics[t.name]
 	if m == nil {
 		if max := bound(h.MaxConnTopics, DefaultMaxConnTopics); max >= 0 && len(c.topics) >= max {
 			return nil, errConnTopics
 		}
-		m = &membership{t: t, presence: pres}
+		m = &membership{t: t, id: s.id, presence: pres}
 		c.topics[t.name] = m
 		t.subs++
 		t.group.Add(peer)
 		if pres {
-			h.presenceAdd(t.name, c.id)
+			h.presenceAdd(t.name, m.id)
 		}
 	}
 	m.inflight++
@@ -195,7 +251,7 @@ func (h *Hub) drop(peer *jsonrpc.Peer, m *membership) {
 	m.t.subs--
 	h.settle(m.t)
 	if m.presence {
-		h.presenceRemove(m.t.name, c.id)
+		h.presenceRemove(m.t.name, m.id)
 	}
 }
 
@@ -209,7 +265,7 @@ func (h *Hub) leave(peer *jsonrpc.Peer) {
 			m.t.subs--
 			h.settle(m.t)
 			if m.presence {
-				h.presenceRemove(m.t.name, c.id)
+				h.presenceRemove(m.t.name, m.id)
 			}
 		}
 	}

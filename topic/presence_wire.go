@@ -32,9 +32,10 @@ var ErrNoPresence = errors.New("topic: presence is off for the topic (Hub.Presen
 // that joined and left meanwhile is in neither), each list sorted and at
 // most Hub.MaxPresence long; More says that one was cut (ask topic.members
 // for the list). Count is the number of identities present after the
-// change, and Version counts the topic.presence notifications of the
-// topic's presence, one more each: a topic.members reply of a Version
-// includes every change up to it.
+// change, and Version is higher than every version the Hub gave before
+// (one counter for all its topics, so it never goes backwards when a
+// topic nobody followed for a while is followed again): a topic.members
+// reply of a Version includes every change up to it.
 type PresenceParams struct {
 	Topic   string   `json:"topic"`
 	Joined  []string `json:"joined"`
@@ -50,7 +51,9 @@ type MembersParams struct {
 }
 
 // MembersResult is the result of topic.members: the identities present on
-// the topic as of the topic.presence of Version (0: before the first),
+// the topic now, as far as the Hub knows (the caller included, and
+// changes that the next topic.presence, of a higher Version, repeats),
+// with the Version of the last topic.presence (0: before the first),
 // sorted, the first Hub.MaxPresence of them (More: there are more; Count
 // says how many in all). Apply the topic.presence notifications of a
 // higher Version to it; a lower one is in it already.

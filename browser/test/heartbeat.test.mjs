@@ -2,7 +2,7 @@
 // on node's mock clock where time matters: node --test heartbeat.test.mjs
 import { test, mock } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client, TimeoutError } from '../jsonrpc.js';
+import { Client, TimeoutError, LSPCancel } from '../jsonrpc.js';
 import { fakeWebSocket, settle, until } from './fakews.mjs';
 
 // started starts a client on a fake socket with the mock clock (setTimeout
@@ -42,6 +42,19 @@ test('the heartbeat is on by default and finds a silent connection', async (t) =
   await tick(7000);
   assert.equal(rpc.status, 'connected', 'still connected 11 s after the last thing heard');
   await tick(1000);
+  assert.equal(rpc.status, 'reconnecting', `a connection silent for 12 s is taken as lost: ${statuses}`);
+});
+
+// The heartbeat's ping sends no cancel when it times out, whatever the
+// cancel dialect: the cancel was page data, so the heartbeat then waited
+// a whole call timeout (30 s) before it took a dead connection as lost
+// (TestChromium's page B failed 3 runs in 4 after the heartbeat came on).
+test('a ping that times out sends no cancel, and a dead connection is still found', async (t) => {
+  const { rpc, WS, statuses } = await started(t, { cancel: LSPCancel });
+  await tick(4000);
+  assert.equal(WS.last.calls('rpc.ping').length, 1, 'a ping after 4 s of silence');
+  await tick(8000);
+  assert.equal(WS.last.calls('$/cancelRequest').length, 0, 'no cancel for the heartbeat\'s ping');
   assert.equal(rpc.status, 'reconnecting', `a connection silent for 12 s is taken as lost: ${statuses}`);
 });
 

@@ -176,3 +176,11 @@ func TestReviewUnsupportedTagOptionRefused(t *testing.T) {
 		t.Errorf("For made %s for a type the engine cannot marshal", st)
 	}
 }
+
+// TestReviewDateTimeTakesWhatTimeRefuses: time.Time is "format":
+// "date-time" (RFC 3339), which takes a leap second and a lowercase t and
+// z; the engine (time.Time's RFC 3339 parser) refuses both.
+func TestReviewDateTimeTakesWhatTimeRefuses(t *testing.T) {
+	refusedDoesNotValidate[time.Time](t, `"2016-12-31T23:59:60Z"`)
+	refusedDoesNotValidate[time.Time](t, `"2020-01-01t00:00:00z"`)
+}

@@ -106,3 +106,34 @@ func TestReviewMalformedDocumentIsAnError(t *testing.T) {
 		}()
 	}
 }
+
+// TestReviewScalarParamsTupleNotOptional: a method whose params are a
+// scalar (int) takes exactly one positional param (Typed: "want an array
+// of one element, got 0"), but its tuple's element is optional
+// ([params: [p0?: number]]), so tsc takes call('sq', []), which the server
+// refuses.
+func TestReviewScalarParamsTupleNotOptional(t *testing.T) {
+	m := jsonrpc.NewMux()
+	jsonrpc.Register(m, "sq", func(_ context.Context, n int) (int, error) { return n * n, nil })
+	a, b := jsonrpc.Pipe()
+	server := jsonrpc.NewPeer(a, jsonrpc.Options{Handler: m})
+	client := jsonrpc.NewPeer(b)
+	var got int
+	serverErr := client.Call(t.Context(), "sq", []int{}, &got)
+	client.Close()
+	server.Close()
+	client.Wait()
+	server.Wait()
+	if serverErr == nil {
+		t.Fatal("the server takes sq []: no disagreement")
+	}
+	ts := declarations(t, m, openrpc.Info{Title: "t", Version: "1"})
+	dir := t.TempDir()
+	copyFile(t, filepath.Join("..", "..", "browser", "jsonrpc.d.ts"), filepath.Join(dir, "jsonrpc.d.ts"))
+	os.WriteFile(filepath.Join(dir, "api.d.ts"), ts, 0o644)
+	use := "import type { TypedClient } from './api.js';\ndeclare const c: TypedClient;\n// @ts-expect-error the server refuses []\nc.call('sq', []);\n"
+	os.WriteFile(filepath.Join(dir, "use.ts"), []byte(use), 0o644)
+	if out, err := RunTSC(t.Context(), tscPath(t), dir, "use.ts"); err != nil {
+		t.Errorf("tsc takes call('sq', []), which the server refuses (%v): %v\n%s", serverErr, err, out)
+	}
+}

@@ -5,7 +5,8 @@
 //   - a struct is an object whose properties are its fields as encoding/json
 //     names them (json tags, embedded structs' fields promoted by Go's
 //     rules, "-" left out); a field is required unless it is omitempty or
-//     omitzero; other properties are refused (additionalProperties false);
+//     omitzero or promoted through an embedded pointer (a nil one
+//     marshals without them); other properties are refused (additionalProperties false);
 //   - a field with the ",string" option is a string; a field's doc tag
 //     (`doc:"..."`) is its description;
 //   - a pointer, a slice and a map may be null (they marshal so when nil);

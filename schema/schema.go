@@ -123,11 +123,13 @@ func (g *Generator) of(t reflect.Type, field *fieldInfo) (Schema, error) {
 		return nullable(s), nil
 	}
 	if implements(t, definerType) {
-		v := reflect.New(t)
-		if t.Implements(definerType) {
-			v = v.Elem()
-		}
-		return v.Interface().(Definer).DefineSchema(g)
+		return g.define(t, false, func() (Schema, error) {
+			v := reflect.New(t)
+			if t.Implements(definerType) {
+				v = v.Elem()
+			}
+			return v.Interface().(Definer).DefineSchema(g)
+		})
 	}
 	if s := special(t); s != nil {
 		return s, nil
@@ -210,6 +212,13 @@ func nullable(s Schema) Schema {
 // definition for a struct (and for any type that refers to itself), the
 // schema itself otherwise.
 func (g *Generator) named(t reflect.Type) (Schema, error) {
+	return g.define(t, t.Kind() == reflect.Struct, func() (Schema, error) { return g.body(t) })
+}
+
+// define makes t's schema with body: a reference to its definition if
+// always is true or t refers to itself (a Definer through a slice, say:
+// TestReviewRecursiveDefinerTerminates), the schema itself otherwise.
+func (g *Generator) define(t reflect.Type, always bool, body func() (Schema, error)) (Schema, error) {
 	if name, ok := g.names[t]; ok {
 		if g.busy[t] {
 			g.refd[t] = true
@@ -223,17 +232,16 @@ func (g *Generator) named(t reflect.Type) (Schema, error) {
 	if g.busy == nil {
 		g.busy, g.refd = make(map[reflect.Type]bool), make(map[reflect.Type]bool)
 	}
-	struc := t.Kind() == reflect.Struct
-	if struc {
+	if always {
 		g.name(t)
 	}
 	g.busy[t] = true
-	s, err := g.body(t)
+	s, err := body()
 	delete(g.busy, t)
 	if err != nil {
 		return nil, err
 	}
-	if !struc && !g.refd[t] {
+	if !always && !g.refd[t] {
 		return s, nil
 	}
 	name := g.name(t)

@@ -239,6 +239,10 @@ func (g *Generator) define(t reflect.Type, always bool, body func() (Schema, err
 	s, err := body()
 	delete(g.busy, t)
 	if err != nil {
+		if name, ok := g.names[t]; ok { // never defined: nothing may refer to it
+			delete(g.names, t)
+			delete(g.taken, name)
+		}
 		return nil, err
 	}
 	if !always && !g.refd[t] {

@@ -22,7 +22,8 @@
 //     a date-time string; the engine's Number (go-json-experiment/json/v1's) a
 //     number, while encoding/json's Number is, to this engine, a string;
 //   - named struct types are defined once in $defs and referred to with
-//     $ref, which is how recursive types are described.
+//     $ref, which is how recursive types are described; an unnamed struct
+//     type used more than once is defined too, as struct_N.
 //
 // Channels, functions and complex numbers, which the engine refuses to
 // marshal, are errors. Unmarshal is more lenient than the schemas in three

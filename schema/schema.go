@@ -4,6 +4,7 @@ import (
 	"encoding"
 	stdjson "encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
@@ -54,6 +55,10 @@ type Generator struct {
 	taken map[string]reflect.Type
 	busy  map[reflect.Type]bool // types whose schema is being made
 	refd  map[reflect.Type]bool // busy types referred to from within: they get a definition
+	// inline holds the schema of each unnamed struct type used once so
+	// far, where it was used: a second use defines it (unnamed.go).
+	inline map[reflect.Type]Schema
+	anon   int // unnamed struct types defined so far
 }
 
 // For returns the schema of t, self-contained: with $schema, and its
@@ -133,6 +138,9 @@ func (g *Generator) of(t reflect.Type, field *fieldInfo) (Schema, error) {
 	}
 	if s := special(t); s != nil {
 		return s, nil
+	}
+	if t.Name() == "" && t.Kind() == reflect.Struct {
+		return g.unnamed(t)
 	}
 	if t.Name() != "" && (t.Kind() == reflect.Struct || t.Kind() == reflect.Slice || t.Kind() == reflect.Map || t.Kind() == reflect.Array) {
 		return g.named(t)
@@ -370,6 +378,9 @@ func (g *Generator) Body(t reflect.Type) (Schema, error) {
 	}
 	if _, ok := s["$ref"].(string); !ok || len(s) != 1 || t.Kind() != reflect.Struct {
 		return s, nil
+	}
+	if t.Name() == "" && t.Kind() == reflect.Struct {
+		return maps.Clone(s), nil // its first use, which a second would make a $ref
 	}
 	name := g.names[t]
 	body := g.defs[name]

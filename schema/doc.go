@@ -7,12 +7,15 @@
 //     rules, "-" left out); a field is required unless it is omitempty or
 //     omitzero or promoted through an embedded pointer (a nil one
 //     marshals without them); other properties are refused (additionalProperties false);
-//   - a field with the ",string" option is a string; a field's doc tag
+//   - a field with the ",string" option is a string holding the text of
+//     its kind's values ("true"/"false", an integer within its bounds, a
+//     number); a field's doc tag
 //     (`doc:"..."`) is its description;
 //   - a pointer, a slice and a map may be null (they marshal so when nil);
 //     []byte is a base64 string; [N]T an array of N items;
 //   - integers carry the bounds of their Go type;
-//   - a map is an object whose keys are strings, integers (a pattern) or
+//   - a map is an object whose keys are strings, integers (a pattern
+//     holding the key type's bounds) or
 //     a key type's text (encoding.TextMarshaler);
 //   - json.RawMessage and interfaces (any) are not constrained: {};
 //   - a type with its own JSON form is what it says (a Provider, a

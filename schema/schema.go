@@ -183,12 +183,27 @@ func quoted(t reflect.Type) Schema {
 		if base.Name() != "" && special(base) != nil {
 			return nil
 		}
+		s := quotedText(base)
 		if t.Kind() == reflect.Pointer {
-			return Schema{"type": []any{"string", "null"}}
+			return nullable(s)
 		}
-		return Schema{"type": "string"}
+		return s
 	}
 	return nil
+}
+
+// quotedText is the schema of the string a ",string" field of kind t's is:
+// the text of a value of t (TestReviewStringOptionTakesAnyString).
+func quotedText(t reflect.Type) Schema {
+	switch t.Kind() {
+	case reflect.Bool:
+		return Schema{"type": "string", "enum": []any{"true", "false"}}
+	case reflect.String:
+		return Schema{"type": "string"}
+	case reflect.Float32, reflect.Float64:
+		return Schema{"type": "string", "pattern": `^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$`}
+	}
+	return Schema{"type": "string", "pattern": intPattern(t, true)}
 }
 
 // nullable adds null to the values s accepts.
@@ -347,10 +362,8 @@ func (g *Generator) mapOf(t reflect.Type) (Schema, error) {
 	switch {
 	case k.Kind() == reflect.String:
 	case implements(k, textMarshalerType):
-	case k.Kind() >= reflect.Int && k.Kind() <= reflect.Int64:
-		s["propertyNames"] = Schema{"pattern": `^-?(0|[1-9][0-9]*)$`}
-	case k.Kind() >= reflect.Uint && k.Kind() <= reflect.Uintptr:
-		s["propertyNames"] = Schema{"pattern": `^(0|[1-9][0-9]*)$`}
+	case k.Kind() >= reflect.Int && k.Kind() <= reflect.Uintptr: // the key's bounds: TestReviewIntegerMapKeyOutOfRange
+		s["propertyNames"] = Schema{"pattern": intPattern(k, false)}
 	default:
 		return nil, fmt.Errorf("schema: %v: JSON has no form for a map keyed by %v", t, k)
 	}

@@ -17,11 +17,16 @@
 //   - a map is an object whose keys are strings, integers (a pattern
 //     holding the key type's bounds) or
 //     a key type's text (encoding.TextMarshaler);
-//   - json.RawMessage and interfaces (any) are not constrained: {};
+//   - json.RawMessage and any are not constrained: {}; an interface
+//     with methods (error) is null, the one value the engine unmarshals
+//     into it;
 //   - a type with its own JSON form is what it says (a Provider, a
 //     Definer for one made of other Go types, or
 //     Generator.Types for a type not yours), else a json.Marshaler is not
-//     constrained and an encoding.TextMarshaler is a string; time.Time is
+//     constrained and an encoding.TextMarshaler is a string (with
+//     UnmarshalText and no MarshalText, or MarshalText on the pointer
+//     only, a string or its kind's schema; with MarshalText and no
+//     UnmarshalText, its kind's schema, what it unmarshals); time.Time is
 //     a date-time string; the engine's Number (go-json-experiment/json/v1's) a
 //     number, while encoding/json's Number is, to this engine, a string;
 //   - named struct types are defined once in $defs and referred to with

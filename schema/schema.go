@@ -139,6 +139,15 @@ func (g *Generator) of(t reflect.Type, field *fieldInfo) (Schema, error) {
 	if s := special(t); s != nil {
 		return s, nil
 	}
+	if textAsymmetric(t) {
+		return g.textOr(t)
+	}
+	return g.plain(t)
+}
+
+// plain makes the schema of t by its kind: a reference for a named
+// composite type, the schema itself otherwise.
+func (g *Generator) plain(t reflect.Type) (Schema, error) {
 	if t.Name() == "" && t.Kind() == reflect.Struct {
 		return g.unnamed(t)
 	}
@@ -163,10 +172,34 @@ func special(t reflect.Type) Schema {
 		return v.Interface().(Provider).JSONSchema()
 	case implements(t, marshalerType) || implements(t, unmarshalerType):
 		return Schema{} // json.RawMessage among them: its own JSON, never guessed at
-	case implements(t, textMarshalerType) || implements(t, textUnmarshaler):
+	case (implements(t, textMarshalerType) || implements(t, textUnmarshaler)) && !textAsymmetric(t):
 		return Schema{"type": "string"}
 	}
 	return nil
+}
+
+// textAsymmetric reports whether t's text methods make it a string one
+// way and not the other: UnmarshalText without MarshalText (it marshals as
+// its kind), MarshalText without UnmarshalText (it unmarshals as its
+// kind), or MarshalText on the pointer only (a value that is not
+// addressable marshals as its kind).
+func textAsymmetric(t reflect.Type) bool {
+	m, u := implements(t, textMarshalerType), implements(t, textUnmarshaler)
+	return m != u || m && t.Kind() != reflect.Pointer && !t.Implements(textMarshalerType)
+}
+
+// textOr makes the schema of a textAsymmetric type: what the engine
+// unmarshals, plus what it marshals. With only MarshalText, a string is
+// what it marshals and never unmarshals: the schema is its kind's
+// (TestReviewMarshalTextOnlyRefusesStrings). Otherwise a string or its
+// kind (TestReviewUnmarshalTextOnlyMarshalsAsNumber,
+// TestReviewPointerMarshalTextOnValue).
+func (g *Generator) textOr(t reflect.Type) (Schema, error) {
+	s, err := g.plain(t)
+	if err != nil || !implements(t, textUnmarshaler) {
+		return s, err
+	}
+	return Schema{"anyOf": []any{Schema{"type": "string"}, s}}, nil
 }
 
 // quoted is the schema of a field with the ",string" option, or nil if
@@ -326,6 +359,11 @@ func (g *Generator) body(t reflect.Type) (Schema, error) {
 	case reflect.Float64:
 		return Schema{"type": "number"}, nil
 	case reflect.Interface:
+		if t.NumMethod() > 0 {
+			// the engine unmarshals only null into an interface with methods
+			// (an error, say): TestReviewNonEmptyInterfaceTakesAnything
+			return Schema{"type": "null"}, nil
+		}
 		return Schema{}, nil
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 && !implements(t.Elem(), marshalerType) && !implements(t.Elem(), textMarshalerType) {

@@ -33,8 +33,10 @@
 //     $ref, which is how recursive types are described; an unnamed struct
 //     type used more than once is defined too, as struct_N.
 //
-// Channels, functions and complex numbers, which the engine refuses to
-// marshal, are errors. Unmarshal is more lenient than the schemas in three
+// Channels, functions, complex numbers and a field with a "format:" tag
+// option, which the engine refuses to marshal, are errors. The fields of
+// an embedded pointer to an unexported struct, which the engine refuses to
+// unmarshal, are left out (though a non-nil one marshals them). Unmarshal is more lenient than the schemas in three
 // ways, each making a schema stricter, never looser: it matches property
 // names without regard to case, it takes null for any type (leaving the
 // value as it was), and it ignores unknown properties and an array's extra

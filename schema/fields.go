@@ -16,6 +16,7 @@ type fieldInfo struct {
 	optional bool   // omitempty, omitzero, or promoted through an embedded pointer (absent when it is nil): it may be absent
 	quoted   bool   // the ",string" option
 	doc      string // the doc tag: the member's description
+	refused  string // an option the engine refuses the type for ("format:...")
 }
 
 // fields lists the members of t's JSON object as encoding/json finds them:
@@ -80,6 +81,12 @@ func member(f reflect.StructField, index []int, all []fieldInfo, next []level) (
 		if !f.IsExported() && ft.Kind() != reflect.Struct {
 			return all, next
 		}
+		if ptr && !f.IsExported() && name == "" {
+			// the engine cannot set a pointer to an unexported struct, so
+			// it refuses every field of one: the schema takes none
+			// (TestReviewEmbeddedPointerToUnexportedStruct)
+			return all, next
+		}
 		if name == "" && ft.Kind() == reflect.Struct {
 			return all, append(next, level{typ: ft, index: index, ptr: ptr})
 		}
@@ -96,6 +103,10 @@ func member(f reflect.StructField, index []int, all []fieldInfo, next []level) (
 			info.optional = true
 		case "string":
 			info.quoted = true
+		default:
+			if strings.HasPrefix(opt, "format:") {
+				info.refused = opt
+			}
 		}
 	}
 	return append(all, info), next

@@ -449,6 +449,9 @@ func (g *Generator) structOf(t reflect.Type) (Schema, error) {
 	props := Schema{}
 	var required []any
 	for _, f := range fields(t) {
+		if f.refused != "" { // TestReviewUnsupportedTagOptionRefused
+			return nil, fmt.Errorf("%v.%s: the JSON engine refuses the tag option %q", t, f.goName, f.refused)
+		}
 		s, err := g.of(f.typ, &f)
 		if err != nil {
 			return nil, fmt.Errorf("%v.%s: %w", t, f.goName, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"path"
 	"reflect"
 	"regexp"
 	"strings"
@@ -320,10 +321,18 @@ func (g *Generator) ref(name string) Schema {
 	return Schema{"$ref": prefix + name}
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.]+`)
+var (
+	unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.]+`)
+	// qualifier is an import path and package name before a type's name,
+	// as a generic type's name has them for its type arguments.
+	qualifier = regexp.MustCompile(`[^\[\],*\s]*\.`)
+)
 
 // name returns t's definition's name, chosen on first use: the Go type's
-// name, or with its package path when another type has the same name.
+// name (a generic one's type arguments without their import paths:
+// Page_Note), or with its package's name when another type has the same
+// name. A document names no import path: it is no client's business
+// (TestReviewDocumentNamesNoGoPackagePaths).
 func (g *Generator) name(t reflect.Type) string {
 	if name, ok := g.names[t]; ok {
 		return name
@@ -331,9 +340,10 @@ func (g *Generator) name(t reflect.Type) string {
 	if g.names == nil {
 		g.names, g.taken = make(map[reflect.Type]string), make(map[string]reflect.Type)
 	}
-	name := strings.Trim(unsafeName.ReplaceAllString(t.Name(), "_"), "_")
+	short := qualifier.ReplaceAllString(t.Name(), "")
+	name := strings.Trim(unsafeName.ReplaceAllString(short, "_"), "_")
 	if _, clash := g.taken[name]; clash {
-		name = strings.Trim(unsafeName.ReplaceAllString(t.PkgPath()+"."+t.Name(), "_"), "_")
+		name = strings.Trim(unsafeName.ReplaceAllString(path.Base(t.PkgPath())+"_"+short, "_"), "_")
 		for i := 2; g.taken[name] != nil; i++ {
 			name = fmt.Sprintf("%s_%d", strings.TrimRight(name, "_0123456789"), i)
 		}

@@ -27,7 +27,8 @@
 //     UnmarshalText and no MarshalText, or MarshalText on the pointer
 //     only, a string or its kind's schema; with MarshalText and no
 //     UnmarshalText, its kind's schema, what it unmarshals); time.Time is
-//     a date-time string; the engine's Number (go-json-experiment/json/v1's) a
+//     a date-time string (with a pattern: upper-case T and Z, no leap
+//     second, as time.Time's parser takes); the engine's Number (go-json-experiment/json/v1's) a
 //     number, while encoding/json's Number is, to this engine, a string;
 //   - named struct types are defined once in $defs and referred to with
 //     $ref, which is how recursive types are described; an unnamed struct

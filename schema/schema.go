@@ -158,11 +158,16 @@ func (g *Generator) plain(t reflect.Type) (Schema, error) {
 	return g.body(t)
 }
 
+// timePattern narrows date-time (RFC 3339) to what time.Time's parser
+// takes: an upper-case T and Z, no leap second
+// (TestReviewDateTimeTakesWhatTimeRefuses).
+const timePattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
+
 // special returns the schema of a type with a JSON form of its own, or nil.
 func special(t reflect.Type) Schema {
 	switch {
 	case t == timeType:
-		return Schema{"type": "string", "format": "date-time"}
+		return Schema{"type": "string", "format": "date-time", "pattern": timePattern}
 	case t == numberType:
 		return Schema{"type": "number"}
 	case implements(t, providerType):

@@ -37,11 +37,16 @@
 // Channels, functions, complex numbers and a field with a "format:" tag
 // option, which the engine refuses to marshal, are errors. The fields of
 // an embedded pointer to an unexported struct, which the engine refuses to
-// unmarshal, are left out (though a non-nil one marshals them). Unmarshal is more lenient than the schemas in three
+// unmarshal, are left out (though a non-nil one marshals them).
+//
+// Unmarshal is more lenient than the schemas in three
 // ways, each making a schema stricter, never looser: it matches property
 // names without regard to case, it takes null for any type (leaving the
 // value as it was), and it ignores unknown properties and an array's extra
-// elements. TestSchemaTable holds the rules above on a table of tricky
+// elements. It is stricter in one way that JSON Schema cannot follow:
+// "integer" takes a whole number written as 1.0 or 1e2, which the engine
+// refuses for a Go integer (TestReviewIntegerTakesFractionForm fails for
+// it). TestSchemaTable holds the rules above on a table of tricky
 // types: values marshalled from Go validate, values the engine refuses to
 // unmarshal do not, and every schema is valid against the 2020-12
 // meta-schema.

@@ -10,7 +10,7 @@ import (
 
 // expr is a JSON expression: a number, or an array of expressions (a
 // recursive union that Go has no type for, which is what Definer is for).
-type expr struct{ v any }
+type expr struct{ _ any }
 
 // DefineSchema says an expr is a number or an array of exprs.
 func (expr) DefineSchema(g *Generator) (Schema, error) {

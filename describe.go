@@ -83,6 +83,7 @@ func (m *Mux) typed(method string, h Handler, params, result reflect.Type, notif
 	m.Handle(method, h)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.gen.Add(1)
 	info := m.info(method)
 	info.Params, info.Result, info.Notification = params, result, notification
 }
@@ -114,6 +115,7 @@ func (m *Mux) registered(method, by string) *MethodInfo {
 func (m *Mux) Describe(method string, d Description) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.gen.Add(1)
 	m.registered(method, "Describe").Description = d
 }
 
@@ -134,6 +136,7 @@ func DescribeNotification[P any](m *Mux, method string, d Description) {
 func (m *Mux) describeTypes(method string, params, result reflect.Type, notification bool, d Description) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.gen.Add(1)
 	info := m.registered(method, "DescribeCall")
 	if info.Params != nil {
 		panic(fmt.Sprintf("jsonrpc: %q has its types already", method))
@@ -149,6 +152,7 @@ func DescribeSent[P any](m *Mux, method string, d Description) {
 	checkName(method)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.gen.Add(1)
 	if _, dup := m.desc.sent[method]; dup {
 		panic(fmt.Sprintf("jsonrpc: sent notification %q declared twice", method))
 	}
@@ -166,6 +170,7 @@ func DescribeTopic[T any](m *Mux, name string, d Description) {
 	checkName(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.gen.Add(1)
 	if _, dup := m.desc.topics[name]; dup {
 		panic(fmt.Sprintf("jsonrpc: topic %q declared twice", name))
 	}
@@ -184,6 +189,14 @@ func checkName(name string) {
 		panic("jsonrpc: empty method name")
 	}
 }
+
+// Generation returns a number that changes whenever m does: a method
+// registered, described or declared (Handle, Register, Describe,
+// DescribeSent, DescribeTopic...). A description of m made after a call
+// that returned g is current as long as Generation returns g, which is
+// how rpc.discover (package openrpc) makes its document once, not per
+// request (TestReviewDiscoverCostPerCall).
+func (m *Mux) Generation() uint64 { return m.gen.Load() }
 
 // Methods returns the description of every method m serves, sorted by
 // name: typed ones with their Go types, untyped ones (registered with

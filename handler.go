@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // A Handler serves the requests a Peer receives. For a call, the result is
@@ -30,7 +31,8 @@ var _ Handler = HandlerFunc(nil)
 type Mux struct {
 	mu      sync.RWMutex
 	methods map[string]Handler
-	desc    describer // read by Methods, Sent, Topics only (describe.go)
+	desc    describer     // read by Methods, Sent, Topics only (describe.go)
+	gen     atomic.Uint64 // changes: see Generation
 }
 
 // NewMux returns an empty Mux.
@@ -51,6 +53,7 @@ func (m *Mux) Handle(method string, h Handler) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.gen.Add(1)
 	if _, dup := m.methods[method]; dup {
 		panic(fmt.Sprintf("jsonrpc: method %q registered twice", method))
 	}
@@ -75,6 +78,7 @@ func (m *Mux) HandleDiscover(h Handler) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.gen.Add(1)
 	if _, dup := m.methods[MethodDiscover]; dup {
 		panic("jsonrpc: rpc.discover registered twice")
 	}

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +18,8 @@ import (
 //   - a JSON array is unmarshalled into P when P is a slice, an array, an
 //     interface or a json.Unmarshaler; when P is a struct, the array's
 //     elements fill P's exported fields in declaration order (positional
-//     params); for any other P, a one-element array fills P;
+//     params), unless it is an encoding.TextUnmarshaler (netip.Addr, say);
+//     for any other P, a one-element array fills P;
 //   - json.RawMessage receives the params untouched.
 //
 // Params that do not fit P get an Invalid params error (-32602) without
@@ -74,7 +76,10 @@ const (
 	arrayAsOne           // a one-element array holds the value
 )
 
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 func newParamsDecoder(t reflect.Type) *paramsDecoder {
 	d := &paramsDecoder{mode: arrayAsValue, most: -1}
@@ -83,6 +88,10 @@ func newParamsDecoder(t reflect.Type) *paramsDecoder {
 		base = base.Elem()
 	}
 	if reflect.PointerTo(base).Implements(unmarshalerType) || t.Implements(unmarshalerType) {
+		return d
+	}
+	if reflect.PointerTo(base).Implements(textUnmarshalerType) {
+		d.mode = arrayAsOne // a string in JSON, as a text scalar is (TestReviewTypedTextUnmarshalerStructParams)
 		return d
 	}
 	switch base.Kind() {

@@ -110,7 +110,9 @@ func nuidish() string { return newMsgID() }
 func enc(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 // key is the entry of id on topic through this node.
-func (s *PresenceStore) key(topic, id string) string { return enc(topic) + "." + enc(id) + "." + s.node }
+func (s *PresenceStore) key(topic, id string) string {
+	return enc(topic) + "." + enc(id) + "." + s.node
+}
 
 // Join records that id is present on topic through this node.
 func (s *PresenceStore) Join(ctx context.Context, topic, id string) error {

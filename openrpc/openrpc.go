@@ -1,7 +1,6 @@
 package openrpc
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 
@@ -41,10 +40,23 @@ type Document = map[string]any
 // notifications and topics it declares it sends, and info. It fails if a
 // method's types have no JSON form (a channel, a function).
 func New(m *jsonrpc.Mux, info Info) (Document, error) {
+	return build(m, info, false)
+}
+
+// build makes m's document; lenient, it describes a method, notification
+// or topic whose types have no JSON form as untyped (x-untyped, with
+// x-undescribable) instead of failing: what rpc.discover serves when such
+// a method is registered after Serve (TestReviewDiscoverSurvivesLateRegister).
+func build(m *jsonrpc.Mux, info Info, lenient bool) (Document, error) {
 	g := &schema.Generator{RefPrefix: "#/components/schemas/"}
 	var methods, sent, topics []any
 	for _, mi := range m.Methods() {
 		mo, err := method(g, mi)
+		if err != nil && lenient {
+			mi.Params, mi.Result = nil, nil
+			mo, err = method(g, mi)
+			mo["x-undescribable"] = true
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -52,6 +64,10 @@ func New(m *jsonrpc.Mux, info Info) (Document, error) {
 	}
 	for _, mi := range m.Sent() {
 		mo, err := sentMethod(g, mi)
+		if err != nil && lenient {
+			mo, err = map[string]any{"name": mi.Name, "params": []any{}, "x-params": schema.Schema{}, "x-untyped": true, "x-undescribable": true}, nil
+			words(mo, mi.Description)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -59,10 +75,13 @@ func New(m *jsonrpc.Mux, info Info) (Document, error) {
 	}
 	for _, ti := range m.Topics() {
 		s, err := g.Schema(ti.Message)
+		to := map[string]any{"name": ti.Name, "notification": "topic.message", "message": s}
+		if err != nil && lenient {
+			to["message"], to["x-untyped"], to["x-undescribable"], err = schema.Schema{}, true, true, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("openrpc: topic %q: %w", ti.Name, err)
 		}
-		to := map[string]any{"name": ti.Name, "notification": "topic.message", "message": s}
 		words(to, ti.Description)
 		topics = append(topics, to)
 	}
@@ -196,22 +215,4 @@ func words(o map[string]any, d jsonrpc.Description) {
 	if d.Doc != "" {
 		o["description"] = d.Doc
 	}
-}
-
-// Serve makes m serve rpc.discover: its result is New(m, info), made
-// afresh at each call (so that methods added later are in it). A Mux
-// serves rpc.discover only through Serve (jsonrpc.Mux.HandleDiscover):
-// describing a server to whoever asks is the user's choice. Serve panics
-// as HandleDiscover does, and if New(m, info) fails now.
-func Serve(m *jsonrpc.Mux, info Info) {
-	if _, err := New(m, info); err != nil {
-		panic(err)
-	}
-	m.HandleDiscover(jsonrpc.HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) {
-		doc, err := New(m, info)
-		if err != nil {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot describe the server", nil)
-		}
-		return doc, nil
-	}))
 }

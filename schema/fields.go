@@ -13,9 +13,10 @@ type fieldInfo struct {
 	typ      reflect.Type
 	index    []int
 	tagged   bool   // the name comes from a tag
-	optional bool   // omitempty or omitzero: it may be absent
+	optional bool   // omitempty, omitzero, or promoted through an embedded pointer (absent when it is nil): it may be absent
 	quoted   bool   // the ",string" option
 	doc      string // the doc tag: the member's description
+	refused  string // an option the engine refuses the type for ("format:...")
 }
 
 // fields lists the members of t's JSON object as encoding/json finds them:
@@ -39,8 +40,14 @@ func fields(t reflect.Type) []fieldInfo {
 			}
 			visited[l.typ] = true
 			for i := range l.typ.NumField() {
-				n := len(all)
+				n, m := len(all), len(next)
 				all, next = member(l.typ.Field(i), append(slices.Clone(l.index), i), all, next)
+				for j := n; l.ptr && j < len(all); j++ {
+					all[j].optional = true
+				}
+				for j := m; l.ptr && j < len(next); j++ {
+					next[j].ptr = true
+				}
 				if len(all) > n && count[l.typ] > 1 {
 					all = append(all, all[n]) // embedded twice at one depth: its fields hide each other
 				}
@@ -54,6 +61,7 @@ func fields(t reflect.Type) []fieldInfo {
 type level struct {
 	typ   reflect.Type
 	index []int
+	ptr   bool // reached through an embedded pointer: its fields may be absent
 }
 
 // member adds f to the fields or, for an embedded struct without a name
@@ -66,14 +74,21 @@ func member(f reflect.StructField, index []int, all []fieldInfo, next []level) (
 	name, opts, _ := strings.Cut(tag, ",")
 	ft := f.Type
 	if f.Anonymous {
-		if ft.Kind() == reflect.Pointer {
+		ptr := ft.Kind() == reflect.Pointer
+		if ptr {
 			ft = ft.Elem()
 		}
 		if !f.IsExported() && ft.Kind() != reflect.Struct {
 			return all, next
 		}
+		if ptr && !f.IsExported() && name == "" {
+			// the engine cannot set a pointer to an unexported struct, so
+			// it refuses every field of one: the schema takes none
+			// (TestReviewEmbeddedPointerToUnexportedStruct)
+			return all, next
+		}
 		if name == "" && ft.Kind() == reflect.Struct {
-			return all, append(next, level{ft, index})
+			return all, append(next, level{typ: ft, index: index, ptr: ptr})
 		}
 	} else if !f.IsExported() {
 		return all, next
@@ -88,6 +103,10 @@ func member(f reflect.StructField, index []int, all []fieldInfo, next []level) (
 			info.optional = true
 		case "string":
 			info.quoted = true
+		default:
+			if strings.HasPrefix(opt, "format:") {
+				info.refused = opt
+			}
 		}
 	}
 	return append(all, info), next

@@ -43,7 +43,13 @@ func (g *Generator) Params(t reflect.Type) (MethodParams, error) {
 	for base.Kind() == reflect.Pointer {
 		base = base.Elem()
 	}
-	if _, own := g.Types[base]; own || special(base) != nil {
+	if _, own := g.Types[base]; own {
+		return MethodParams{Schema: whole}, nil
+	}
+	if implements(base, textUnmarshaler) && !implements(base, unmarshalerType) {
+		return scalarParams(whole), nil // Typed takes it in a one-element array (TestReviewTextParamsDescribedAsTheirWireForm)
+	}
+	if special(base) != nil {
 		return MethodParams{Schema: whole}, nil
 	}
 	switch base.Kind() {
@@ -62,12 +68,16 @@ func (g *Generator) Params(t reflect.Type) (MethodParams, error) {
 		one := Schema{"type": "array", "prefixItems": []any{whole}, "minItems": 1, "maxItems": 1}
 		return MethodParams{Schema: Schema{"anyOf": []any{whole, one}}}, nil
 	}
-	mp := MethodParams{
+	return scalarParams(whole), nil
+}
+
+// scalarParams describes params that Typed takes as a one-element array.
+func scalarParams(whole Schema) MethodParams {
+	return MethodParams{
 		Schema:    Schema{"type": "array", "prefixItems": []any{whole}, "minItems": 1, "maxItems": 1},
 		Structure: "by-position",
 		List:      []Param{{Name: "0", Schema: whole, Required: true}},
 	}
-	return mp, nil
 }
 
 // structParams describes a struct's params: by name, and by position too

@@ -4,7 +4,9 @@ import (
 	"encoding"
 	stdjson "encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"path"
 	"reflect"
 	"regexp"
 	"strings"
@@ -54,6 +56,10 @@ type Generator struct {
 	taken map[string]reflect.Type
 	busy  map[reflect.Type]bool // types whose schema is being made
 	refd  map[reflect.Type]bool // busy types referred to from within: they get a definition
+	// inline holds the schema of each unnamed struct type used once so
+	// far, where it was used: a second use defines it (unnamed.go).
+	inline map[reflect.Type]Schema
+	anon   int // unnamed struct types defined so far
 }
 
 // For returns the schema of t, self-contained: with $schema, and its
@@ -123,14 +129,28 @@ func (g *Generator) of(t reflect.Type, field *fieldInfo) (Schema, error) {
 		return nullable(s), nil
 	}
 	if implements(t, definerType) {
-		v := reflect.New(t)
-		if t.Implements(definerType) {
-			v = v.Elem()
-		}
-		return v.Interface().(Definer).DefineSchema(g)
+		return g.define(t, false, func() (Schema, error) {
+			v := reflect.New(t)
+			if t.Implements(definerType) {
+				v = v.Elem()
+			}
+			return v.Interface().(Definer).DefineSchema(g)
+		})
 	}
 	if s := special(t); s != nil {
 		return s, nil
+	}
+	if textAsymmetric(t) {
+		return g.textOr(t)
+	}
+	return g.plain(t)
+}
+
+// plain makes the schema of t by its kind: a reference for a named
+// composite type, the schema itself otherwise.
+func (g *Generator) plain(t reflect.Type) (Schema, error) {
+	if t.Name() == "" && t.Kind() == reflect.Struct {
+		return g.unnamed(t)
 	}
 	if t.Name() != "" && (t.Kind() == reflect.Struct || t.Kind() == reflect.Slice || t.Kind() == reflect.Map || t.Kind() == reflect.Array) {
 		return g.named(t)
@@ -138,11 +158,16 @@ func (g *Generator) of(t reflect.Type, field *fieldInfo) (Schema, error) {
 	return g.body(t)
 }
 
+// timePattern narrows date-time (RFC 3339) to what time.Time's parser
+// takes: an upper-case T and Z, no leap second
+// (TestReviewDateTimeTakesWhatTimeRefuses).
+const timePattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
+
 // special returns the schema of a type with a JSON form of its own, or nil.
 func special(t reflect.Type) Schema {
 	switch {
 	case t == timeType:
-		return Schema{"type": "string", "format": "date-time"}
+		return Schema{"type": "string", "format": "date-time", "pattern": timePattern}
 	case t == numberType:
 		return Schema{"type": "number"}
 	case implements(t, providerType):
@@ -153,10 +178,34 @@ func special(t reflect.Type) Schema {
 		return v.Interface().(Provider).JSONSchema()
 	case implements(t, marshalerType) || implements(t, unmarshalerType):
 		return Schema{} // json.RawMessage among them: its own JSON, never guessed at
-	case implements(t, textMarshalerType) || implements(t, textUnmarshaler):
+	case (implements(t, textMarshalerType) || implements(t, textUnmarshaler)) && !textAsymmetric(t):
 		return Schema{"type": "string"}
 	}
 	return nil
+}
+
+// textAsymmetric reports whether t's text methods make it a string one
+// way and not the other: UnmarshalText without MarshalText (it marshals as
+// its kind), MarshalText without UnmarshalText (it unmarshals as its
+// kind), or MarshalText on the pointer only (a value that is not
+// addressable marshals as its kind).
+func textAsymmetric(t reflect.Type) bool {
+	m, u := implements(t, textMarshalerType), implements(t, textUnmarshaler)
+	return m != u || m && t.Kind() != reflect.Pointer && !t.Implements(textMarshalerType)
+}
+
+// textOr makes the schema of a textAsymmetric type: what the engine
+// unmarshals, plus what it marshals. With only MarshalText, a string is
+// what it marshals and never unmarshals: the schema is its kind's
+// (TestReviewMarshalTextOnlyRefusesStrings). Otherwise a string or its
+// kind (TestReviewUnmarshalTextOnlyMarshalsAsNumber,
+// TestReviewPointerMarshalTextOnValue).
+func (g *Generator) textOr(t reflect.Type) (Schema, error) {
+	s, err := g.plain(t)
+	if err != nil || !implements(t, textUnmarshaler) {
+		return s, err
+	}
+	return Schema{"anyOf": []any{Schema{"type": "string"}, s}}, nil
 }
 
 // quoted is the schema of a field with the ",string" option, or nil if
@@ -173,12 +222,27 @@ func quoted(t reflect.Type) Schema {
 		if base.Name() != "" && special(base) != nil {
 			return nil
 		}
+		s := quotedText(base)
 		if t.Kind() == reflect.Pointer {
-			return Schema{"type": []any{"string", "null"}}
+			return nullable(s)
 		}
-		return Schema{"type": "string"}
+		return s
 	}
 	return nil
+}
+
+// quotedText is the schema of the string a ",string" field of kind t's is:
+// the text of a value of t (TestReviewStringOptionTakesAnyString).
+func quotedText(t reflect.Type) Schema {
+	switch t.Kind() {
+	case reflect.Bool:
+		return Schema{"type": "string", "enum": []any{"true", "false"}}
+	case reflect.String:
+		return Schema{"type": "string"}
+	case reflect.Float32, reflect.Float64:
+		return Schema{"type": "string", "pattern": `^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$`}
+	}
+	return Schema{"type": "string", "pattern": intPattern(t, true)}
 }
 
 // nullable adds null to the values s accepts.
@@ -210,6 +274,13 @@ func nullable(s Schema) Schema {
 // definition for a struct (and for any type that refers to itself), the
 // schema itself otherwise.
 func (g *Generator) named(t reflect.Type) (Schema, error) {
+	return g.define(t, t.Kind() == reflect.Struct, func() (Schema, error) { return g.body(t) })
+}
+
+// define makes t's schema with body: a reference to its definition if
+// always is true or t refers to itself (a Definer through a slice, say:
+// TestReviewRecursiveDefinerTerminates), the schema itself otherwise.
+func (g *Generator) define(t reflect.Type, always bool, body func() (Schema, error)) (Schema, error) {
 	if name, ok := g.names[t]; ok {
 		if g.busy[t] {
 			g.refd[t] = true
@@ -223,17 +294,20 @@ func (g *Generator) named(t reflect.Type) (Schema, error) {
 	if g.busy == nil {
 		g.busy, g.refd = make(map[reflect.Type]bool), make(map[reflect.Type]bool)
 	}
-	struc := t.Kind() == reflect.Struct
-	if struc {
+	if always {
 		g.name(t)
 	}
 	g.busy[t] = true
-	s, err := g.body(t)
+	s, err := body()
 	delete(g.busy, t)
 	if err != nil {
+		if name, ok := g.names[t]; ok { // never defined: nothing may refer to it
+			delete(g.names, t)
+			delete(g.taken, name)
+		}
 		return nil, err
 	}
-	if !struc && !g.refd[t] {
+	if !always && !g.refd[t] {
 		return s, nil
 	}
 	name := g.name(t)
@@ -252,10 +326,18 @@ func (g *Generator) ref(name string) Schema {
 	return Schema{"$ref": prefix + name}
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.]+`)
+var (
+	unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.]+`)
+	// qualifier is an import path and package name before a type's name,
+	// as a generic type's name has them for its type arguments.
+	qualifier = regexp.MustCompile(`[^\[\],*\s]*\.`)
+)
 
 // name returns t's definition's name, chosen on first use: the Go type's
-// name, or with its package path when another type has the same name.
+// name (a generic one's type arguments without their import paths:
+// Page_Note), or with its package's name when another type has the same
+// name. A document names no import path: it is no client's business
+// (TestReviewDocumentNamesNoGoPackagePaths).
 func (g *Generator) name(t reflect.Type) string {
 	if name, ok := g.names[t]; ok {
 		return name
@@ -263,9 +345,10 @@ func (g *Generator) name(t reflect.Type) string {
 	if g.names == nil {
 		g.names, g.taken = make(map[reflect.Type]string), make(map[string]reflect.Type)
 	}
-	name := strings.Trim(unsafeName.ReplaceAllString(t.Name(), "_"), "_")
+	short := qualifier.ReplaceAllString(t.Name(), "")
+	name := strings.Trim(unsafeName.ReplaceAllString(short, "_"), "_")
 	if _, clash := g.taken[name]; clash {
-		name = strings.Trim(unsafeName.ReplaceAllString(t.PkgPath()+"."+t.Name(), "_"), "_")
+		name = strings.Trim(unsafeName.ReplaceAllString(path.Base(t.PkgPath())+"_"+short, "_"), "_")
 		for i := 2; g.taken[name] != nil; i++ {
 			name = fmt.Sprintf("%s_%d", strings.TrimRight(name, "_0123456789"), i)
 		}
@@ -291,6 +374,11 @@ func (g *Generator) body(t reflect.Type) (Schema, error) {
 	case reflect.Float64:
 		return Schema{"type": "number"}, nil
 	case reflect.Interface:
+		if t.NumMethod() > 0 {
+			// the engine unmarshals only null into an interface with methods
+			// (an error, say): TestReviewNonEmptyInterfaceTakesAnything
+			return Schema{"type": "null"}, nil
+		}
 		return Schema{}, nil
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 && !implements(t.Elem(), marshalerType) && !implements(t.Elem(), textMarshalerType) {
@@ -327,10 +415,8 @@ func (g *Generator) mapOf(t reflect.Type) (Schema, error) {
 	switch {
 	case k.Kind() == reflect.String:
 	case implements(k, textMarshalerType):
-	case k.Kind() >= reflect.Int && k.Kind() <= reflect.Int64:
-		s["propertyNames"] = Schema{"pattern": `^-?(0|[1-9][0-9]*)$`}
-	case k.Kind() >= reflect.Uint && k.Kind() <= reflect.Uintptr:
-		s["propertyNames"] = Schema{"pattern": `^(0|[1-9][0-9]*)$`}
+	case k.Kind() >= reflect.Int && k.Kind() <= reflect.Uintptr: // the key's bounds: TestReviewIntegerMapKeyOutOfRange
+		s["propertyNames"] = Schema{"pattern": intPattern(k, false)}
 	default:
 		return nil, fmt.Errorf("schema: %v: JSON has no form for a map keyed by %v", t, k)
 	}
@@ -359,6 +445,9 @@ func (g *Generator) Body(t reflect.Type) (Schema, error) {
 	if _, ok := s["$ref"].(string); !ok || len(s) != 1 || t.Kind() != reflect.Struct {
 		return s, nil
 	}
+	if t.Name() == "" && t.Kind() == reflect.Struct {
+		return maps.Clone(s), nil // its first use, which a second would make a $ref
+	}
 	name := g.names[t]
 	body := g.defs[name]
 	if !before && !g.refd[t] {
@@ -375,6 +464,9 @@ func (g *Generator) structOf(t reflect.Type) (Schema, error) {
 	props := Schema{}
 	var required []any
 	for _, f := range fields(t) {
+		if f.refused != "" { // TestReviewUnsupportedTagOptionRefused
+			return nil, fmt.Errorf("%v.%s: the JSON engine refuses the tag option %q", t, f.goName, f.refused)
+		}
 		s, err := g.of(f.typ, &f)
 		if err != nil {
 			return nil, fmt.Errorf("%v.%s: %w", t, f.goName, err)

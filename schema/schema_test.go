@@ -200,7 +200,7 @@ func TestSchemaExact(t *testing.T) {
 		want string
 	}{
 		{typ[*int](), `{"$schema":"https://json-schema.org/draft/2020-12/schema","maximum":9223372036854775807,"minimum":-9223372036854775808,"type":["integer","null"]}`},
-		{typ[time.Time](), `{"$schema":"https://json-schema.org/draft/2020-12/schema","format":"date-time","type":"string"}`},
+		{typ[time.Time](), `{"$schema":"https://json-schema.org/draft/2020-12/schema","format":"date-time","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$","type":"string"}`},
 		{typ[json.RawMessage](), `{"$schema":"https://json-schema.org/draft/2020-12/schema"}`},
 		{typ[*tree](), `{"$defs":{"nesting":{"additionalProperties":{"$ref":"#/$defs/nesting"},"type":["object","null"]},` +
 			`"tree":{"additionalProperties":false,"properties":{"kids":{"items":{"$ref":"#/$defs/tree"},"type":["array","null"]},"name":{"type":"string"},"tags":{"$ref":"#/$defs/nesting"},"up":{"anyOf":[{"$ref":"#/$defs/tree"},{"type":"null"}]}},"required":["name"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","anyOf":[{"$ref":"#/$defs/tree"},{"type":"null"}]}`},

@@ -120,7 +120,7 @@ type pathArgs struct {
 // summarizeArgs are summarize_file's arguments.
 type summarizeArgs struct {
 	Path      string `json:"path" doc:"a file relative to the root"`
-	MaxTokens int    `json:"maxTokens,omitempty" doc:"the most tokens the summary may take; default 200"`
+	MaxTokens count  `json:"maxTokens,omitempty" doc:"the most tokens the summary may take; default 200"`
 }
 
 // waitArgs are wait's arguments.
@@ -286,7 +286,7 @@ func summarizeFile(ctx context.Context, s *server, call *callToolParams) (string
 			fmt.Sprintf("Summarize the file %s in one sentence.\n\n%s", a.Path, text)}}},
 		SystemPrompt:   "You summarize files for a developer, briefly.",
 		IncludeContext: "none",
-		MaxTokens:      a.MaxTokens,
+		MaxTokens:      int(a.MaxTokens),
 	}
 	var res createMessageResult
 	if err := jsonrpc.PeerFromContext(ctx).Call(ctx, "sampling/createMessage", req, &res); err != nil {

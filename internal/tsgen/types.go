@@ -75,9 +75,14 @@ func ofType(ty string, s map[string]any, indent string) string {
 		return "null"
 	case "array":
 		if pre, ok := s["prefixItems"].([]any); ok {
+			least, _ := s["minItems"].(float64) // the items before it are required
 			var items []string
-			for _, p := range pre {
-				items = append(items, tsType(p, indent)+"?")
+			for i, p := range pre {
+				q := "?"
+				if float64(i) < least {
+					q = ""
+				}
+				items = append(items, tsType(p, indent)+q)
 			}
 			return "[" + strings.Join(items, ", ") + "]"
 		}
@@ -97,7 +102,9 @@ func objectType(s map[string]any, indent string) string {
 	required := map[string]bool{}
 	if req, ok := s["required"].([]any); ok {
 		for _, r := range req {
-			required[r.(string)] = true
+			if name, ok := r.(string); ok {
+				required[name] = true
+			}
 		}
 	}
 	var lines []string
@@ -151,13 +158,30 @@ func dedupe(parts []string) []string {
 
 var identRE = regexp.MustCompile(`[^A-Za-z0-9_$]`)
 
-// ident makes a definition's name a TypeScript identifier.
+// ident makes a definition's name a TypeScript identifier that is not one
+// the file imports, declares or uses (Params, Client, Calls, Record,
+// Promise...) nor a keyword: those get a "_" after them, as do the names
+// that already are one of them followed by "_"s, so that no two names
+// meet (TestReviewGoTypeNamedRecordOrParams).
 func ident(name string) string {
 	id := identRE.ReplaceAllString(name, "_")
 	if id == "" || id[0] >= '0' && id[0] <= '9' {
 		id = "_" + id
 	}
+	if base := strings.TrimRight(id, "_"); taken[base] || reserved[base] {
+		id += "_"
+	}
 	return id
+}
+
+// taken are the type names the generated file imports, declares or uses,
+// and TypeScript's own.
+var taken = map[string]bool{
+	"Client": true, "CallOptions": true, "Params": true, "SubscribeHandlers": true, "Subscription": true,
+	"Calls": true, "Notifications": true, "Sent": true, "Topics": true, "TypedClient": true,
+	"Record": true, "Promise": true, "Omit": true,
+	"any": true, "unknown": true, "never": true, "string": true, "number": true, "boolean": true,
+	"undefined": true, "object": true, "symbol": true, "bigint": true, "type": true, "let": true,
 }
 
 // propName is a property's name, quoted unless it is an identifier.

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -224,22 +225,23 @@ func (m *Mux) Methods() []MethodInfo {
 func (m *Mux) Sent() []MethodInfo {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([]MethodInfo, 0, len(m.desc.sent))
-	for _, info := range m.desc.sent {
-		out = append(out, *info)
-	}
-	slices.SortFunc(out, func(a, b MethodInfo) int { return strings.Compare(a.Name, b.Name) })
-	return out
+	return sortedByName(m.desc.sent)
 }
 
 // Topics returns the topics declared with DescribeTopic, sorted by name.
 func (m *Mux) Topics() []TopicInfo {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([]TopicInfo, 0, len(m.desc.topics))
-	for _, info := range m.desc.topics {
-		out = append(out, *info)
+	return sortedByName(m.desc.topics)
+}
+
+// sortedByName returns copies of infos' values, sorted by their keys (each
+// info's name).
+func sortedByName[T any](infos map[string]*T) []T {
+	names := slices.Sorted(maps.Keys(infos))
+	out := make([]T, 0, len(names))
+	for _, name := range names {
+		out = append(out, *infos[name])
 	}
-	slices.SortFunc(out, func(a, b TopicInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

@@ -142,6 +142,9 @@
 //   - the method names the read loop keeps so as not to allocate one per
 //     request: 256 names of at most 64 bytes;
 //   - a Group member's broadcasts: Group.MaxQueue;
+//   - replies a handler budgets itself (topic.Hub's subscribe replies,
+//     MaxConnReplyBytes per connection): counted from before they are
+//     built until AfterReply says they left;
 //   - the message being read: the transport's MaxMessageSize;
 //   - what a transport holds of its own: its budget (an HTTP session's
 //     undelivered and resumable events: httprpc.SessionServer's
@@ -186,6 +189,12 @@
 //     has no element left to start, and only after giving its slot back;
 //     the timer that adds helpers waits for nothing but the batch's own
 //     mutex, held for a few instructions (inbatch.go).
+//   - A handler that budgets its own replies through AfterReply (a
+//     topic.Hub subscribe) waits for earlier replies of its connection to
+//     leave their runners (queued, written in place, or given up): a wait
+//     on runners that wait only for the writer, as queuing a reply does;
+//     it leaves when its ctx ends. AfterReply's functions run on the
+//     runner, after its reply left, outside the Peer's locks.
 //   - A Group's member queue is written by a goroutine of the member's
 //     that waits for the writer; Group.Notify waits for nothing.
 //   - The read loop queues a call's progress without waiting: when the
@@ -216,7 +225,8 @@
 // invariants above: every call returns within a bound of its ctx's end
 // (no deadlock), retained bytes stay within the budgets, notifications are
 // handled once and in order, and a side whose remote goes ends even while
-// it pushes back. The README lists the test that holds each promise here.
+// it pushes back. docs/guarantees.md lists the test that holds each
+// promise here.
 //
 // # Interceptors
 //

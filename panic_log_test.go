@@ -55,3 +55,14 @@ func TestHandlerPanicLoggedByDefault(t *testing.T) {
 		t.Fatalf("slog.Default got %q, want the panic at Error", got)
 	}
 }
+
+// TestOverloadRefusalNamesItsBound pins that a call refused for want of
+// inbound room says which bound to raise, in its error's data: a
+// newcomer's LSP server refused a request after a 10 MB didOpen with a
+// bare "Server overloaded".
+func TestOverloadRefusalNamesItsBound(t *testing.T) {
+	e := (&dispatcher{}).rejection()
+	if e.Code != CodeOverloaded || !strings.Contains(string(e.Data), "MaxQueuedBytes") {
+		t.Fatalf("refusal %d %q data %s, want %d naming MaxQueuedBytes", e.Code, e.Message, e.Data, CodeOverloaded)
+	}
+}

@@ -47,7 +47,7 @@ type PresenceOptions struct {
 // (TestPresenceAcrossNodes.)
 type PresenceStore struct {
 	kv   jetstream.KeyValue
-	node string
+	node string // this node's id in its keys: 96 random bits, base64url (newMsgID)
 	ttl  time.Duration
 
 	mu     sync.Mutex
@@ -97,14 +97,11 @@ func NewPresenceStore(nc *nats.Conn, o PresenceOptions) (*PresenceStore, error) 
 	if err != nil {
 		return nil, fmt.Errorf("cluster: open the presence bucket: %w", err)
 	}
-	s := &PresenceStore{kv: kv, node: nuidish(), ttl: o.TTL, mine: make(map[string]int), stop: make(chan struct{})}
+	s := &PresenceStore{kv: kv, node: newMsgID(), ttl: o.TTL, mine: make(map[string]int), stop: make(chan struct{})}
 	s.wg.Add(1)
 	go s.refresh()
 	return s, nil
 }
-
-// nuidish returns a node id for the keys: 12 random bytes, base64url.
-func nuidish() string { return newMsgID() }
 
 // enc encodes a name as one key token.
 func enc(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }

@@ -39,7 +39,10 @@ type Options struct {
 	// Logger receives what the Peer cannot report to a caller: dropped
 	// replies, handler panics, notification errors. Default: silent, but
 	// for a handler's panic, which goes to slog.Default at Error
-	// (TestHandlerPanicLoggedByDefault): it is the program's own bug.
+	// (TestHandlerPanicLoggedByDefault): it is the program's own bug; at
+	// most one a second per Peer there, with the count of those not
+	// logged, so that a remote side cannot flood the process's log
+	// (TestReviewPanicLogIsBounded).
 	Logger *slog.Logger
 
 	// MaxConcurrent bounds the call handlers that run at once, the

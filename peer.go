@@ -49,6 +49,9 @@ type Peer struct {
 	log      *slog.Logger
 	panicLog *slog.Logger // log, or slog.Default when Options.Logger is not set
 
+	panicLogged    atomic.Int64 // when panicLog last logged a panic, if it is the fallback (UnixNano)
+	panicsUnlogged atomic.Int64 // panics not logged since, at most one a second going to the fallback
+
 	ctx    context.Context // lifetime: ends with the connection; carries the Peer
 	cancel context.CancelFunc
 

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"runtime/debug"
+	"time"
 )
 
 // runJob serves a job and queues its reply, if it has one. The reply waits
@@ -107,7 +108,7 @@ func errorReply(id ID, e *Error) *msgBuf {
 func (p *Peer) callHandler(ctx context.Context, req *Request) (result any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			p.panicLog.Error("jsonrpc: handler panicked", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+			p.logPanic(req.Method, r)
 			result, err = nil, errInternal()
 		}
 	}()
@@ -119,4 +120,24 @@ func (p *Peer) callHandler(ctx context.Context, req *Request) (result any, err e
 		req.Params = info.Params // an interceptor may have rewritten them
 		return p.handler.ServeRPC(ctx, req)
 	})(ctx)
+}
+
+// logPanic logs a handler's panic. To Options.Logger, every one; to the
+// slog.Default fallback (no Logger set), at most one a second per Peer,
+// with the count of those not logged since, so that a remote side whose
+// calls make a handler panic cannot flood the process's log
+// (TestReviewPanicLogIsBounded).
+func (p *Peer) logPanic(method string, r any) {
+	if p.panicLog == p.log {
+		p.log.Error("jsonrpc: handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()))
+		return
+	}
+	now := time.Now().UnixNano()
+	last := p.panicLogged.Load()
+	if now-last < int64(time.Second) || !p.panicLogged.CompareAndSwap(last, now) {
+		p.panicsUnlogged.Add(1)
+		return
+	}
+	p.panicLog.Error("jsonrpc: handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()),
+		"not_logged_before", p.panicsUnlogged.Swap(0))
 }

@@ -103,8 +103,9 @@ func NewPresenceStore(nc *nats.Conn, o PresenceOptions) (*PresenceStore, error) 
 	return s, nil
 }
 
-// enc encodes a name as one key token.
-func enc(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+// enc encodes a name as one key token: "_" and its base64url, never
+// empty, as a key's token must not be.
+func enc(s string) string { return "_" + base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 // key is the entry of id on topic through this node.
 func (s *PresenceStore) key(topic, id string) string {
@@ -125,8 +126,20 @@ func (s *PresenceStore) Join(ctx context.Context, topic, id string) error {
 	if !first {
 		return nil
 	}
-	_, err := s.kv.Put(ctx, k, nil)
-	return err
+	if _, err := s.kv.Put(ctx, k, nil); err != nil {
+		s.unjoin(k) // not present through this node after all: the Hub retries
+		return err
+	}
+	return nil
+}
+
+// unjoin takes back a Join whose entry could not be put.
+func (s *PresenceStore) unjoin(k string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mine[k]--; s.mine[k] <= 0 {
+		delete(s.mine, k)
+	}
 }
 
 // Leave records that id is no longer present on topic through this node.
@@ -177,7 +190,7 @@ func idOf(k string) (string, bool) {
 	if len(parts) != 3 {
 		return "", false
 	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(parts[1], "_"))
 	return string(b), err == nil
 }
 

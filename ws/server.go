@@ -102,22 +102,40 @@ type Server struct {
 
 var _ http.Handler = (*Server)(nil)
 
-// ServeHTTP upgrades the request and serves the connection until it ends.
+// ServeHTTP upgrades the request and hands the connection to its Peer, on a
+// goroutine of its own that the Server owns (Shutdown waits for it). It
+// returns once the OnConnect hooks have run (Peer.OnConnect, then the
+// Server's, while the request and its context are still live): net/http's
+// goroutine for the request, its stack and the request's memory are let go
+// while the connection lives, so an idle connection costs one goroutine
+// parked in the Peer's read loop (docs/performance.md, "Idle
+// connections"; TestServeHTTPReturnsOnceConnected). A panic in an
+// OnConnect hook closes the connection and is raised again on the
+// request's goroutine, where net/http recovers it as it does any handler's.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.admit() {
 		http.Error(w, "too many connections or shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	defer s.leave()
 	c, err := s.Accept(w, r)
 	if err != nil {
+		s.leave()
 		return // Accept has answered the request
 	}
-	// The Peer reads on this goroutine, which net/http gave the request
-	// and which stays with the connection anyway: no second one per
-	// connection. The OnConnect hooks run before anything is read.
-	h := &connHooks{s: s, c: c, r: r}
-	cause := jsonrpc.Serve(c, h.options())
+	h := &connHooks{s: s, c: c, r: r, ready: make(chan any, 1)}
+	go s.serve(h)
+	if v := <-h.ready; v != nil {
+		panic(v)
+	}
+}
+
+// serve runs the Peer of the connection h holds until it ends. The read
+// loop parks on this goroutine's stack, which starts small, instead of on
+// the request goroutine's, which net/http grew while it parsed the request.
+func (s *Server) serve(h *connHooks) {
+	defer s.leave()
+	defer h.done(nil) // if the hooks never ran
+	cause := jsonrpc.Serve(h.c, h.options())
 	if h.tracked != nil {
 		s.untrack(h.tracked)
 	}

@@ -21,6 +21,22 @@ type connHooks struct {
 
 	tracked   *jsonrpc.Peer // the Peer, once tracked: untracked at its end
 	announced bool          // Server.OnConnect's turn came: OnDisconnect's will
+
+	// ready lets ServeHTTP return once the hooks have run, with the value
+	// of a panic in one of them (nil if none); readied says it was sent.
+	ready   chan any
+	readied bool
+}
+
+// done tells ServeHTTP that the hooks are over, once, and lets the request
+// go: the connection needs nothing more of it.
+func (h *connHooks) done(panicked any) {
+	if h.readied {
+		return
+	}
+	h.readied = true
+	h.r = nil
+	h.ready <- panicked
 }
 
 // options returns the Server's Peer options for this connection: its base
@@ -37,6 +53,13 @@ func (h *connHooks) options() jsonrpc.Options {
 }
 
 func (h *connHooks) onConnect(p *jsonrpc.Peer) {
+	defer func() {
+		v := recover()
+		if v != nil {
+			p.Close()
+		}
+		h.done(v)
+	}()
 	if !h.s.track(p, h.c) {
 		h.c.SetCloseStatus(websocket.StatusGoingAway, "server shutting down")
 		p.Close()

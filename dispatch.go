@@ -73,7 +73,7 @@ type lane struct {
 	q       []job
 	running int           // slots held: runners (lingering ones too), batch elements, unparked handlers
 	waiting int           // runners lingering for work
-	wake    chan struct{} // wakes lingering runners; never closed
+	wake    chan struct{} // wakes lingering runners; made by the first to linger (an idle connection has none); never closed
 	max     int
 }
 
@@ -137,8 +137,6 @@ func (d *dispatcher) init(p *Peer) {
 	if p.opts.ConcurrentNotifications {
 		d.notes.max = p.opts.MaxConcurrent
 	}
-	d.calls.wake = make(chan struct{}, min(d.calls.max, maxWake))
-	d.notes.wake = make(chan struct{}, min(d.notes.max, maxWake))
 }
 
 // handlerOf returns the handler of this dispatcher whose ctx ctx is or
@@ -363,11 +361,15 @@ func (d *dispatcher) run(l *lane, j job) {
 			} else {
 				timer.Reset(linger)
 			}
+			if l.wake == nil {
+				l.wake = make(chan struct{}, min(l.max, maxWake))
+			}
+			wake := l.wake
 			l.waiting++
 			d.mu.Unlock()
 			expired := false
 			select {
-			case <-l.wake:
+			case <-wake:
 			case <-timer.C:
 				expired = true
 			case <-d.p.done:

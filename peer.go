@@ -67,9 +67,8 @@ type Peer struct {
 	reads   uint64          // the read loop's: Reads so far (see Router)
 	drainBy time.Time       // the read loop's: when draining after a clean end must be over
 
-	wg          sync.WaitGroup // the read loop and every goroutine it or goOwned starts
-	readStarted atomic.Bool
-	readDone    chan struct{}
+	wg       sync.WaitGroup // the read loop and every goroutine it or goOwned starts
+	readDone chan struct{}
 
 	mu          sync.Mutex
 	readStopped bool           // no goroutine may join wg any more
@@ -80,6 +79,7 @@ type Peer struct {
 	endHooks    map[int]func() // run once the connection has ended
 	nextHook    int
 	endOnce     sync.Once
+	readStarted atomic.Bool           // beside endOnce, in its padding: see TestPeerSizeClass
 	endErr      atomic.Pointer[error] // set first thing when the connection ends
 	done        chan struct{}         // closed when the connection has ended
 	cause       error                 // why it ended; nil after a clean end

@@ -36,7 +36,7 @@ type sendQueue struct {
 	room     chan struct{} // closed when bytes drop; replaced after
 	running  bool          // the writer goroutine exists
 	waiting  bool          // the writer lingers for work
-	wake     chan struct{} // wakes a lingering writer; 1-buffered
+	wake     chan struct{} // wakes a lingering writer; 1-buffered; made when it first lingers
 	flushed  chan struct{} // non-nil while someone waits for an empty queue
 	closed   error         // set once the connection has ended
 
@@ -101,7 +101,6 @@ const maxControlBytes = 1 << 20
 func (s *sendQueue) init(p *Peer) {
 	s.p = p
 	s.max = p.opts.MaxOutboundBytes
-	s.wake = make(chan struct{}, 1)
 }
 
 // enqueue queues o, waiting while the queue is over its budget (a message
@@ -426,11 +425,15 @@ func (s *sendQueue) run() {
 			} else {
 				timer.Reset(linger)
 			}
+			if s.wake == nil {
+				s.wake = make(chan struct{}, 1)
+			}
+			wake := s.wake
 			s.waiting = true
 			s.mu.Unlock()
 			expired := false
 			select {
-			case <-s.wake:
+			case <-wake:
 			case <-timer.C:
 				expired = true
 			case <-s.p.done:

@@ -8,6 +8,7 @@
 #   ROUNDS=3 BENCHTIME=0.2s bench/run.sh
 #   BENCH='W1$|W2' bench/run.sh  # a subset (a -bench regexp)
 #   CLUSTER=0 bench/run.sh       # without the cluster module's benchmarks
+#   IDLE=0 bench/run.sh          # without the idle connections (default: 19,000)
 #   GOS="go1.26.8 go1.27.3" bench/run.sh  # on both releases, interleaved
 #
 # GOS lists Go toolchains (GOTOOLCHAIN values: a release not installed is
@@ -105,5 +106,18 @@ if [ "${CLUSTER:-1}" != 0 ]; then
 	echo "# cluster/ (NATS): broadcast to 3,000 WebSocket clients, one node vs three; named call, local vs across nodes (median ± 95% CI; raw results in bench/$COUT)"
 	echo
 	./.bin/benchstat "$COUT"
+fi
+if [ "${IDLE:-19000}" != 0 ]; then
+	# Idle connections: clients in a child process, server figures per
+	# connection after a forced GC (cmd/idleconns), ours and raw
+	# coder/websocket, on each release. About a minute per line at 19,000.
+	echo
+	echo "# idle WebSocket connections (cmd/idleconns -n ${IDLE:-19000}): per connection, after a forced GC"
+	for g in $GOS; do
+		for impl in ours raw; do
+			GOTOOLCHAIN=$g go run ./cmd/idleconns -impl "$impl" -n "${IDLE:-19000}" | sed -n 1,2p ||
+				failed="$failed idle/$impl/$g"
+		done
+	done
 fi
 [ -z "$failed" ]

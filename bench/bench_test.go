@@ -55,7 +55,9 @@ func eachImpl(b *testing.B, keep func(Impl, Client) bool, body func(b *testing.B
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			body(b, svc, im, c)
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 		if stop != nil {
 			stop()

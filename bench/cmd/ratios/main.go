@@ -205,7 +205,8 @@ func main() {
 			w.print(s, w.name)
 		}
 	}
-	versusPeers(s)
+	versusPeers(s, "ns/op")
+	versusPeers(s, cpuUnit)
 }
 
 // workloads are the tables, in the order printed.
@@ -301,11 +302,12 @@ func oneInFlight(title string) func(s samples, w string) {
 	return func(s samples, w string) {
 		if !s.hasPayload(w) {
 			t := newTable(title, "x raw = ns/op / ns/op of the raw echo of the same transport (1.00x = the transport's floor; lower is better); x floor = / the JSON floor's on the same transport (one Marshal and one Unmarshal each side); allocs x floor likewise.",
-				"impl", "runs", "ns/op", "x raw", "x floor", "B/op", "allocs/op", "allocs x floor")
+				"impl", "runs", "ns/op", "x raw", "x floor", "cpu-ns/op", "cpu x raw", "cpu x floor", "B/op", "allocs/op", "allocs x floor")
 			for _, im := range s.impls(w) {
-				ns, allocs := s.get(w, im, "ns/op"), s.get(w, im, "allocs/op")
+				ns, allocs, cpu := s.get(w, im, "ns/op"), s.get(w, im, "allocs/op"), s.get(w, im, cpuUnit)
 				t.row(im, strconv.Itoa(s.runs(w, im)), num(ns), ratio(ns/s.get(w, rawOf(im), "ns/op")),
 					ratio(ns/s.get(w, floorOf(im), "ns/op")),
+					num(cpu), ratio(cpu/s.get(w, rawOf(im), cpuUnit)), ratio(cpu/s.get(w, floorOf(im), cpuUnit)),
 					num(s.get(w, im, "B/op")), num(allocs), ratio(allocs/s.get(w, floorOf(im), "allocs/op")))
 			}
 			t.flush()
@@ -313,11 +315,12 @@ func oneInFlight(title string) func(s samples, w string) {
 		}
 		t := newTable(fmt.Sprintf("%s (payload %s B = %s KiB)", title, num(s.payload(w)), num(s.payload(w)/1024)),
 			"x raw = ns/op / ns/op of the raw echo of the same transport; x floor = / the JSON floor's on the same transport; MB/s = payload bytes per second; µs/KiB = ns/op per KiB of payload; +µs/KiB = the same minus the raw echo's (what JSON-RPC adds per KiB).",
-			"impl", "runs", "ns/op", "x raw", "x floor", "MB/s", "µs/KiB", "+µs/KiB", "B/op", "allocs/op")
+			"impl", "runs", "ns/op", "x raw", "x floor", "cpu x floor", "MB/s", "µs/KiB", "+µs/KiB", "B/op", "allocs/op")
 		for _, im := range s.impls(w) {
 			ns, raw := s.get(w, im, "ns/op"), s.get(w, rawOf(im), "ns/op")
 			kib := s.get(w, im, "payload-B") / 1024
 			t.row(im, strconv.Itoa(s.runs(w, im)), num(ns), ratio(ns/raw), ratio(ns/s.get(w, floorOf(im), "ns/op")),
+				ratio(s.get(w, im, cpuUnit)/s.get(w, floorOf(im), cpuUnit)),
 				num(kib*1024/ns*1e3), num(ns/1e3/kib), num((ns-raw)/1e3/kib),
 				num(s.get(w, im, "B/op")), num(s.get(w, im, "allocs/op")))
 		}
@@ -343,9 +346,14 @@ func (s samples) payload(w string) float64 {
 // peerWorkloads are the workloads in which other libraries run too.
 var peerWorkloads = []string{"W1", "W1echo", "W1post", "W2", "W3", "W4", "W6", "W7"}
 
-// versusPeers prints, for each workload and each of ours, its ns/op over
-// every other library's and over the best of them (any transport).
-func versusPeers(s samples) {
+// cpuUnit is the CPU time per op the bench module reports beside ns/op:
+// the figure another process's load moves least.
+const cpuUnit = "cpu-ns/op"
+
+// versusPeers prints, for each workload and each of ours, its time per op
+// (unit: ns/op, or cpuUnit) over every other library's and over the best
+// of them (any transport).
+func versusPeers(s samples, unit string) {
 	var peers []string
 	seen := map[string]bool{}
 	for _, w := range peerWorkloads {
@@ -360,23 +368,23 @@ func versusPeers(s samples) {
 	if len(peers) == 0 {
 		return
 	}
-	cols := []string{"workload / ours", "ns/op"}
+	cols := []string{"workload / ours", unit}
 	for _, p := range peers {
 		cols = append(cols, short(p))
 	}
-	t := newTable("Ours vs the other libraries",
-		"ours ns/op / the library's ns/op on the same workload (below 1.00x: ours is faster; - = not run); best = the fastest other library, any transport; p = two-sided Mann-Whitney U test of ours' runs against best's (exact, as benchstat computes it for few runs; p < 0.05 is significant). sg = sourcegraph, hdr = tcp-header, line = tcp-line.",
+	t := newTable("Ours vs the other libraries, by "+unit,
+		"ours "+unit+" / the library's on the same workload (below 1.00x: ours is faster; - = not run); best = the fastest other library, any transport; p = two-sided Mann-Whitney U test of ours' runs against best's (exact, as benchstat computes it for few runs; p < 0.05 is significant). sg = sourcegraph, hdr = tcp-header, line = tcp-line.",
 		append(cols, "best", "x best", "p")...)
 	for _, w := range peerWorkloads {
 		for _, im := range s.impls(w) {
 			if !isOurs(im) || s.runs(w, im) == 0 {
 				continue
 			}
-			ns := s.get(w, im, "ns/op")
+			ns := s.get(w, im, unit)
 			cells := []string{w + " " + im, num(ns)}
 			best, bestNS := "-", math.Inf(1)
 			for _, p := range peers {
-				pns := s.get(w, p, "ns/op")
+				pns := s.get(w, p, unit)
 				cells = append(cells, ratio(ns/pns))
 				if pns < bestNS {
 					best, bestNS = p, pns
@@ -384,7 +392,7 @@ func versusPeers(s samples) {
 			}
 			p := "-"
 			if best != "-" {
-				p = strconv.FormatFloat(mannWhitney(s[w][im]["ns/op"], s[w][best]["ns/op"]), 'f', 3, 64)
+				p = strconv.FormatFloat(mannWhitney(s[w][im][unit], s[w][best][unit]), 'f', 3, 64)
 			}
 			t.row(append(cells, short(best), ratio(ns/bestNS), p)...)
 		}

@@ -16,6 +16,7 @@ func BenchmarkW1post(b *testing.B) {
 			defer stop()
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			var sum int
 			for range b.N {
 				var err error
@@ -24,6 +25,7 @@ func BenchmarkW1post(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 			if !IsRaw(im) && sum != 3 {
 				b.Fatalf("add returned %d, want 3", sum)
 			}

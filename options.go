@@ -150,8 +150,9 @@ type Options struct {
 	// (or a topic.Hub, which broadcasts through one) has queued for this
 	// Peer, when more than one is waiting, as one JSON-RPC batch array in
 	// one message: up to PackNotifications of them (and no more than
-	// MaxBatch), within the Conn's message size limit and 1 MiB. JSON-RPC 2.0 answers a batch of notifications with
-	// nothing, so the remote side sends no reply; it must take batches,
+	// MaxBatch), within the Conn's message size limit and 1 MiB. JSON-RPC
+	// 2.0 answers a batch of notifications with nothing, so the remote
+	// side sends no reply; it must take batches,
 	// though, and handle their notifications in order, as this package
 	// does unless its ConcurrentNotifications is set
 	// (TestPackedNotificationsArriveInOrder) and jsonrpc.js does; a remote

@@ -55,7 +55,7 @@ fi
 start=$(date +%s)
 go build -o .bin/ratios ./cmd/ratios
 FANOUT=${FANOUT:-1}
-if [ "$BENCH" = Fanout ]; then FANOUT=1; fi
+if [ "$BENCH" = Fanout ]; then FANOUT=1 CLUSTER=0; fi
 # out names the results file of toolchain $1: OUT itself for a single
 # toolchain, OUT with -<toolchain> before .txt for several.
 out() {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -18,6 +19,9 @@ type fleet struct {
 	done      chan struct{} // gets a value once remaining reaches 0
 	wire      atomic.Int64  // bytes taken, frame headers included
 	msgs      atomic.Int64  // messages taken
+	lost      atomic.Int64  // subscribers whose connection the server ended
+	closing   atomic.Bool   // the child is closing the connections itself
+	kind      string
 	wg        sync.WaitGroup
 }
 
@@ -35,7 +39,7 @@ func (f *fleet) arm(count int64) (wire, msgs int64) {
 	case <-f.done:
 	default:
 	}
-	f.remaining.Store(int64(len(f.subs)))
+	f.remaining.Store(int64(len(f.subs)) - f.lost.Load())
 	f.target.Store(count)
 	return f.totals()
 }
@@ -43,6 +47,7 @@ func (f *fleet) arm(count int64) (wire, msgs int64) {
 func (f *fleet) totals() (wire, msgs int64) { return f.wire.Load(), f.msgs.Load() }
 
 func (f *fleet) close() {
+	f.closing.Store(true)
 	for _, s := range f.subs {
 		s.c.CloseNow()
 	}
@@ -66,7 +71,7 @@ func frameHeader(n int) int64 {
 // (connect and subscribe in its JSON protocol). It returns once every
 // subscription is confirmed, the readers running.
 func subscribe(kind, addr string, n int) (*fleet, error) {
-	f := &fleet{subs: make([]*sub, 0, n), done: make(chan struct{}, 1)}
+	f := &fleet{subs: make([]*sub, 0, n), done: make(chan struct{}, 1), kind: kind}
 	var hello, reply []byte
 	opts := &websocket.DialOptions{CompressionMode: websocket.CompressionDisabled}
 	switch kind {
@@ -141,17 +146,21 @@ func dial(addr string, opts *websocket.DialOptions, hello, reply []byte) (*sub, 
 }
 
 // read counts what s receives until its connection ends; a centrifuge
-// subscriber answers the server's pings (an empty line) with a pong.
+// subscriber answers the server's pings (an empty line) with a pong. A
+// connection the server ends is a subscriber lost: it no longer counts
+// towards a round's end (the first one lost is reported on stderr, with
+// the server's close status and reason).
 func (f *fleet) read(s *sub, centrifuge bool) {
 	defer f.wg.Done()
 	var buf bytes.Buffer
 	for {
 		_, rd, err := s.c.Reader(ctx)
-		if err != nil {
-			return
+		if err == nil {
+			buf.Reset()
+			_, err = buf.ReadFrom(rd)
 		}
-		buf.Reset()
-		if _, err := buf.ReadFrom(rd); err != nil {
+		if err != nil {
+			f.gone(s, err)
 			return
 		}
 		msg := buf.Bytes()
@@ -159,6 +168,7 @@ func (f *fleet) read(s *sub, centrifuge bool) {
 		f.msgs.Add(1)
 		if centrifuge && isPing(msg) {
 			if err := s.c.Write(ctx, websocket.MessageText, ping); err != nil {
+				f.gone(s, err)
 				return
 			}
 		}
@@ -185,3 +195,22 @@ func isPing(msg []byte) bool {
 }
 
 var ping = []byte("{}")
+
+// gone counts s lost, unless the child closes its connections or s had
+// reached the current target (then it is not awaited this round).
+func (f *fleet) gone(s *sub, err error) {
+	if f.closing.Load() {
+		return
+	}
+	if f.lost.Add(1) == 1 {
+		fmt.Fprintf(os.Stderr, "fanout: a %s subscriber lost: %v (close status %d)\n", f.kind, err, websocket.CloseStatus(err))
+	}
+	if t := f.target.Load(); t > 0 && s.count.Load() < t && s.reached.Swap(t) != t {
+		if f.remaining.Add(-1) == 0 {
+			select {
+			case f.done <- struct{}{}:
+			default:
+			}
+		}
+	}
+}

@@ -36,7 +36,9 @@
 // both servers alike. Output is in Go's benchmark format, for benchstat:
 // BenchmarkFanout/history=<no|yes>/impl=<centrifuge|ours|ours-pack> (see
 // benchName) with ns/op (one op: every broadcast of a round
-// delivered), allocs/pub, B/pub, wireB/sub and msgs/sub; -summary
+// delivered), allocs/pub, B/pub, wireB/sub, msgs/sub and lost (the
+// subscribers whose connection that server has ended so far: they are
+// not awaited, and not in the per-subscriber figures); -summary
 // prints the medians and ranges of such output, and ours against
 // centrifuge.
 package main
@@ -248,14 +250,14 @@ func runServer(names []string, n, msgs, rounds, pack, history int) error {
 			}
 			elapsed := time.Since(t0)
 			o1, b1 := allocs()
-			var wire, frames int64
-			if _, err := fmt.Sscan(got, &wire, &frames); err != nil {
+			var wire, frames, lost int64
+			if _, err := fmt.Sscan(got, &wire, &frames, &lost); err != nil {
 				return fmt.Errorf("the client process said done %q: %w", got, err)
 			}
-			fmt.Printf("BenchmarkFanout/%s-%d\t1\t%d ns/op\t%.1f allocs/pub\t%.0f B/pub\t%.0f wireB/sub\t%.2f msgs/sub\n",
+			fmt.Printf("BenchmarkFanout/%s-%d\t1\t%d ns/op\t%.1f allocs/pub\t%.0f B/pub\t%.0f wireB/sub\t%.2f msgs/sub\t%d lost\n",
 				benchName(s.name), runtime.GOMAXPROCS(0), elapsed.Nanoseconds(),
 				float64(o1-o0)/float64(msgs), float64(b1-b0)/float64(msgs),
-				float64(wire)/float64(n), float64(frames)/float64(n))
+				float64(wire)/float64(n-int(lost)), float64(frames)/float64(n-int(lost)), lost)
 		}
 	}
 	return nil
@@ -298,7 +300,7 @@ func runClient(list string, n int) error {
 			return fmt.Errorf("%d subscribers still short of %d broadcasts after a minute", f.remaining.Load(), count)
 		}
 		w1, m1 := f.totals()
-		fmt.Println("done", w1-w0, m1-m0)
+		fmt.Println("done", w1-w0, m1-m0, f.lost.Load())
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ func TestFanoutReports(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	t.Logf("%s", out)
-	line := regexp.MustCompile(`(?m)^BenchmarkFanout/(history=(?:no|yes)/impl=[a-z-]+)-\d+\t1\t(\d+) ns/op\t([\d.]+) allocs/pub\t(\d+) B/pub\t(\d+) wireB/sub\t([\d.]+) msgs/sub$`)
+	line := regexp.MustCompile(`(?m)^BenchmarkFanout/(history=(?:no|yes)/impl=[a-z-]+)-\d+\t1\t(\d+) ns/op\t([\d.]+) allocs/pub\t(\d+) B/pub\t(\d+) wireB/sub\t([\d.]+) msgs/sub\t(\d+) lost$`)
 	seen := map[string]int{}
 	for _, m := range line.FindAllSubmatch(out, -1) {
 		name := string(m[1])

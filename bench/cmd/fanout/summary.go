@@ -20,7 +20,7 @@ var pairs = [][2]string{
 }
 
 // units are the figures of a BenchmarkFanout line, in order.
-var units = []string{"ns/op", "allocs/pub", "B/pub", "wireB/sub", "msgs/sub"}
+var units = []string{"ns/op", "allocs/pub", "B/pub", "wireB/sub", "msgs/sub", "lost"}
 
 // summarize prints, for the BenchmarkFanout lines of the files, each
 // server's median and range of every figure, then ours against
@@ -63,8 +63,8 @@ func summarize(w io.Writer, files []string) error {
 	if len(order) == 0 {
 		return fmt.Errorf("no BenchmarkFanout lines in %v", files)
 	}
-	fmt.Fprintf(w, "%-28s %5s %22s %20s %20s %18s %16s\n", "fan-out (medians, [min-max])", "n",
-		"delivered all (ms)", "allocs/broadcast", "B/broadcast", "wire B/subscriber", "msgs/subscriber")
+	fmt.Fprintf(w, "%-28s %5s %22s %20s %20s %18s %16s %16s\n", "fan-out (medians, [min-max])", "n",
+		"delivered all (ms)", "allocs/broadcast", "B/broadcast", "wire B/subscriber", "msgs/subscriber", "subscribers lost")
 	for _, impl := range order {
 		v := vals[impl]
 		fmt.Fprintf(w, "%-28s %5d", impl, len(v["ns/op"]))

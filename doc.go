@@ -141,7 +141,9 @@
 //     once with ErrOverloaded, and is cancelled;
 //   - the method names the read loop keeps so as not to allocate one per
 //     request: 256 names of at most 64 bytes;
-//   - a Group member's broadcasts: Group.MaxQueue;
+//   - a Group member's broadcasts: Group.MaxQueue (packed into one batch
+//     array with Options.PackNotifications: a pooled buffer of at most
+//     1 MiB and the Conn's limit while it is written);
 //   - replies a handler budgets itself (topic.Hub's subscribe replies,
 //     MaxConnReplyBytes per connection): counted from before they are
 //     built until AfterReply says they left;

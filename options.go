@@ -146,6 +146,24 @@ type Options struct {
 	// once.
 	DrainTimeout time.Duration
 
+	// PackNotifications, if 2 or more, writes the notifications a Group
+	// (or a topic.Hub, which broadcasts through one) has queued for this
+	// Peer, when more than one is waiting, as one JSON-RPC batch array in
+	// one message: up to PackNotifications of them (and no more than
+	// MaxBatch), within the Conn's message size limit and 1 MiB. JSON-RPC
+	// 2.0 answers a batch of notifications with nothing, so the remote
+	// side sends no reply; it must take batches,
+	// though, and handle their notifications in order, as this package
+	// does unless its ConcurrentNotifications is set
+	// (TestPackedNotificationsArriveInOrder) and jsonrpc.js does; a remote
+	// whose MaxBatch is lower refuses the larger arrays
+	// (TestPackNotificationsBounded holds the bounds). A broadcast that
+	// finds its member's queue empty is written alone as before, and
+	// everything else the Peer sends (calls, replies, its own Notify) keeps
+	// a message of its own, in the order it was queued. Default: 0, each
+	// notification in a message of its own (values below 2 mean the same).
+	PackNotifications int
+
 	// WriteTimeout, if positive, bounds each write to the Conn: a remote
 	// side that takes no data for that long (a stuck browser tab, a child
 	// that stopped reading) ends the connection with a cause wrapping

@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // outbox is a bounded FIFO of encoded messages for one Peer, written by a
 // goroutine that exists only while the outbox is not empty. Whoever queues
@@ -14,13 +17,27 @@ type outbox struct {
 
 	leave  func() bool // unregisters the member's end hook (under Group.mu)
 	flushP func()      // flush(p) for the member p, made once (see newOutbox)
+
+	// packMax and packBytes bound a packed message (Options.PackNotifications):
+	// its elements and its bytes; packMax < 2 packs nothing.
+	packMax, packBytes int
 }
+
+// maxPackBytes bounds a packed message when the Conn states no limit, and
+// always: it is copied under the outbox's lock, into a pooled buffer.
+const maxPackBytes = maxPooledMsg
 
 // newOutbox returns the outbox of p. Its flush function is made here, once,
 // not a closure per broadcast.
 func newOutbox(p *Peer) *outbox {
 	o := &outbox{}
 	o.flushP = func() { o.flush(p) }
+	if n := min(p.opts.PackNotifications, p.opts.MaxBatch); n >= 2 {
+		o.packMax, o.packBytes = n, maxPackBytes
+		if p.maxMsg > 0 {
+			o.packBytes = min(p.maxMsg, maxPackBytes)
+		}
+	}
 	return o
 }
 
@@ -74,6 +91,17 @@ func (o *outbox) flush(p *Peer) {
 			o.mu.Unlock()
 			return
 		}
+		if o.packMax >= 2 && len(o.msgs) > 1 {
+			if mb := o.pack(); mb != nil {
+				o.mu.Unlock()
+				// A pooled buffer of its own: the sendQueue frees it
+				// once written.
+				if m, err := p.out.send(&outgoing{data: mb.b, buf: mb, written: true}); err == nil && m != nil {
+					<-m.written
+				}
+				continue
+			}
+		}
 		// Taken from the front, the rest moved down (at most MaxQueue,
 		// 256 by default, and mostly none), so that the array is kept.
 		msg := o.msgs[0]
@@ -94,4 +122,41 @@ func (o *outbox) flush(p *Peer) {
 			<-m.written // queued behind others' messages, not written in place
 		}
 	}
+}
+
+// pack takes the messages at the front of the queue, as many as fit in one
+// message of at most packMax elements and packBytes bytes, and returns them
+// as one JSON-RPC batch array in a pooled buffer; or nil, leaving the queue
+// as it is, when fewer than two fit. Called with o.mu held.
+func (o *outbox) pack() *msgBuf {
+	size, k := 1, 0 // '[' so far
+	for _, msg := range o.msgs[:min(len(o.msgs), o.packMax)] {
+		if size+len(msg)+1 > o.packBytes { // its bytes and ',' or ']'
+			break
+		}
+		size += len(msg) + 1
+		k++
+	}
+	if k < 2 {
+		return nil
+	}
+	mb := newMsgBuf()
+	b := slices.Grow(mb.b, size)
+	for i, msg := range o.msgs[:k] {
+		if i == 0 {
+			b = append(b, '[')
+		} else {
+			b = append(b, ',')
+		}
+		b = append(b, msg...)
+		o.size -= len(msg)
+	}
+	mb.b = append(b, ']')
+	n := copy(o.msgs, o.msgs[k:])
+	clear(o.msgs[n:])
+	o.msgs = o.msgs[:n]
+	if n == 0 && cap(o.msgs) > keptQueue {
+		o.msgs = nil
+	}
+	return mb
 }

@@ -24,6 +24,15 @@
 # 1 x 3,000 on one node, and a call to a named Peer on another node
 # against one on the node that holds it; ROUNDS runs each.
 #
+# Then, unless FANOUT=0, the fan-out workload (cmd/fanout, issue 34): one
+# node publishes 200 broadcasts of a 100-byte object back to back to 1,000
+# WebSocket subscribers in another process, ours (jsonrpc.Group, topic.Hub
+# on Memory; each with and without PackNotifications) against centrifuge
+# (without and with history), each server measured in turn within a pass:
+# FPASSES passes (default 3) of FROUNDS rounds (default 2) per release,
+# the releases in turn; about 2 minutes per release. BENCH=Fanout runs it
+# alone.
+#
 # Needs about 4-7 minutes on 2 cores with the defaults (one round of all
 # the workloads takes some 45 s at BENCHTIME=0.3s).
 set -euo pipefail
@@ -46,21 +55,32 @@ fi
 
 start=$(date +%s)
 go build -o .bin/ratios ./cmd/ratios
+FANOUT=${FANOUT:-1}
+if [ "$BENCH" = Fanout ]; then FANOUT=1 CLUSTER=0; fi
 # out names the results file of toolchain $1: OUT itself for a single
 # toolchain, OUT with -<toolchain> before .txt for several.
 out() {
 	if [ "$(echo $GOS | wc -w)" = 1 ]; then echo "$OUT"; else echo "${OUT%.txt}-$1.txt"; fi
 }
+# fout names the fan-out results file of toolchain $1.
+fout() { echo "${OUT%.txt}-fanout-$1.txt"; }
 for g in $GOS; do
 	GOTOOLCHAIN=$g go version >&2
-	GOTOOLCHAIN=$g go test -c -o ".bin/bench-$g.test" .
-	: >"$(out "$g")"
+	if [ "$BENCH" != Fanout ]; then
+		GOTOOLCHAIN=$g go test -c -o ".bin/bench-$g.test" .
+		: >"$(out "$g")"
+	fi
+	if [ "$FANOUT" != 0 ]; then
+		GOTOOLCHAIN=$g go build -o ".bin/fanout-$g" ./cmd/fanout
+		: >"$(fout "$g")"
+	fi
 done
 
 # A round whose binary fails (a benchmark's b.Fatal) is reported and the
 # run goes on, so that the other rounds and releases still count; run.sh
 # then exits non-zero.
 failed=""
+[ "$BENCH" = Fanout ] && ROUNDS=0
 for i in $(seq 1 "$ROUNDS"); do
 	for g in $GOS; do
 		echo "round $i/$ROUNDS, $g ($(($(date +%s) - start))s)" >&2
@@ -74,7 +94,7 @@ done
 elapsed=$(($(date +%s) - start))
 
 cols=()
-for g in $GOS; do
+[ "$ROUNDS" = 0 ] || for g in $GOS; do
 	f=$(out "$g")
 	cols+=("$g=$f")
 	echo
@@ -93,6 +113,40 @@ if [ "${#cols[@]}" -gt 1 ]; then
 fi
 echo
 echo "total: ${elapsed}s for $ROUNDS rounds of $GOS"
+
+if [ "$FANOUT" != 0 ]; then
+	FPASSES=${FPASSES:-3}
+	FROUNDS=${FROUNDS:-2}
+	fstart=$(date +%s)
+	for i in $(seq 1 "$FPASSES"); do
+		for g in $GOS; do
+			echo "fan-out pass $i/$FPASSES, $g ($(($(date +%s) - fstart))s)" >&2
+			if ! "./.bin/fanout-$g" -rounds "$FROUNDS" >>"$(fout "$g")"; then
+				echo "fan-out pass $i, $g: failed (see $(fout "$g"))" >&2
+				failed="$failed fanout-$i/$g"
+			fi
+		done
+	done
+	fcols=()
+	for g in $GOS; do
+		f=$(fout "$g")
+		fcols+=("$g=$f")
+		echo
+		echo "# $g: fan-out, 1,000 subscribers in another process, 200 broadcasts back to back (medians and ranges of $FPASSES x $FROUNDS rounds; raw results in bench/$f)"
+		echo
+		"./.bin/fanout-$g" -summary "$f" || true
+		echo
+		./.bin/benchstat -col /impl -filter '.unit:(sec/op OR allocs/pub OR wireB/sub)' "$f" || true
+	done
+	if [ "${#fcols[@]}" -gt 1 ]; then
+		echo
+		echo "# fan-out, the releases side by side (benchstat)"
+		echo
+		./.bin/benchstat -filter '.unit:(sec/op OR allocs/pub)' "${fcols[@]}" || true
+	fi
+	echo
+	echo "fan-out total: $(($(date +%s) - fstart))s for $FPASSES passes of $FROUNDS rounds of $GOS"
+fi
 if [ -n "$failed" ]; then
 	echo "FAILED rounds (round/toolchain):$failed" >&2
 fi

@@ -63,7 +63,8 @@ func runNode(t *testing.T, timeout time.Duration, env []string, args ...string) 
 // ctx, reconnection, calls from the server, subscriptions with recovery,
 // presence),
 // and against a fake socket (test/fakews.mjs): test/unit.test.mjs (exact
-// ids), test/replies.test.mjs (malformed replies, the other side's
+// ids; a packed batch of notifications handled in order, nothing sent
+// back), test/replies.test.mjs (malformed replies, the other side's
 // cancels of big and odd ids), test/reconnect.test.mjs (backoff across
 // connections that die at once, heartbeat and the offline event, calls
 // given up while disconnected) and test/topics.test.mjs (no subscribe

@@ -35,6 +35,20 @@ test('a batch from the other side: one array of replies, each id as it came', as
     '{"jsonrpc":"2.0","id":18446744073709551616,"error":{"code":-32601,"message":"Method not found"}}]']);
 });
 
+test('a packed batch of notifications (Options.PackNotifications): each handled in order, nothing sent back', async (t) => {
+  const { rpc, socket } = await started(t);
+  const heard = [];
+  rpc.on('n', (p) => heard.push(p[0]));
+  const packed = (from, to) => `[${Array.from({ length: to - from }, (_, i) => `{"jsonrpc":"2.0","method":"n","params":[${from + i}]}`).join(',')}]`;
+  socket.deliver('{"jsonrpc":"2.0","method":"n","params":[0]}');
+  socket.deliver(packed(1, 65));
+  socket.deliver('{"jsonrpc":"2.0","method":"n","params":[65]}');
+  socket.deliver(packed(66, 100));
+  await settle();
+  assert.deepEqual(heard, Array.from({ length: 100 }, (_, i) => i));
+  assert.deepEqual(socket.sent, []);
+});
+
 test('a reply matches only the exact id sent: our ids are strings, a number never matches', async (t) => {
   const { rpc, socket } = await started(t);
   let done = false;

@@ -42,8 +42,15 @@ const (
 // file) and returns JetStream's ack: it stops at the first ack, at an
 // error that another attempt would not change, when ctx ends, or after
 // appendRetryFor.
-func (l *streamLog) publish(ctx context.Context, data []byte) (*jetstream.PubAck, error) {
+func (l *streamLog) publish(ctx context.Context, data []byte) (_ *jetstream.PubAck, err error) {
 	start := time.Now()
+	var header nats.Header // the hook's, if any
+	if hook := l.s.opts.Hook; hook != nil {
+		header = nats.Header{}
+		var end func(error)
+		ctx, end = hook.Start(ctx, OpAppend, l.topic, "", header)
+		defer func() { end(err) }()
+	}
 	ctx, cancel := context.WithTimeout(ctx, appendRetryFor)
 	defer cancel()
 	opts := []jetstream.PublishOpt{
@@ -54,7 +61,7 @@ func (l *streamLog) publish(ctx context.Context, data []byte) (*jetstream.PubAck
 	wait := appendBackoffMin
 	for attempt := 1; ; attempt++ {
 		actx, acancel := context.WithTimeout(ctx, appendAttempt)
-		ack, err := l.js.Publish(actx, l.subject, data, opts...)
+		ack, err := l.attempt(actx, data, header, opts)
 		acancel()
 		if err == nil {
 			return ack, nil
@@ -72,6 +79,15 @@ func (l *streamLog) publish(ctx context.Context, data []byte) (*jetstream.PubAck
 		}
 		wait = min(2*wait, appendBackoffMax)
 	}
+}
+
+// attempt publishes data once, with header if there is one. Without, it
+// is js.Publish, whose message can stay off the heap.
+func (l *streamLog) attempt(ctx context.Context, data []byte, header nats.Header, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if header == nil {
+		return l.js.Publish(ctx, l.subject, data, opts...)
+	}
+	return l.js.PublishMsg(ctx, &nats.Msg{Subject: l.subject, Data: data, Header: header}, opts...)
 }
 
 // newMsgID returns a message id for the attempts at one publish: 96 random

@@ -7,6 +7,10 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/peerwire/jsonrpc v0.1.0
 	github.com/peerwire/jsonrpc/cluster v0.1.0
+	github.com/peerwire/jsonrpc/otel v0.1.0
+	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/sdk v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0
 	go.uber.org/goleak v1.3.0
 )
 

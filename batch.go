@@ -422,7 +422,7 @@ func (b *outBatch) runElement(ctx context.Context, g *gatherer, i int) elemErr {
 	var out elemErr
 	arrived := false
 	info := &CallInfo{Peer: b.p, Outbound: true, Method: b.elems[i].Method, ID: b.ids[i], Params: b.params[i]}
-	v, err := b.p.intercept(info, func(ctx context.Context) (any, error) {
+	v, err := b.p.intercept(ctx, info, func(ctx context.Context) (any, error) {
 		if arrived {
 			return nil, errors.New("jsonrpc: an interceptor called next twice in a batch")
 		}
@@ -450,7 +450,7 @@ func (b *outBatch) runElement(ctx context.Context, g *gatherer, i int) elemErr {
 		}
 		resp, err := b.wait(ctx, r.msg, i)
 		return invokerResult(b.elems[i].Method, &resp, err)
-	})(ctx)
+	})
 	if !arrived {
 		g.arrive(i, false)
 	}

@@ -451,7 +451,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		}
 	}
 	info := &CallInfo{Peer: p, Outbound: true, Method: method, ID: id, Params: raw}
-	v, err := p.intercept(info, func(ctx context.Context) (any, error) {
+	v, err := p.intercept(ctx, info, func(ctx context.Context) (any, error) {
 		if err := checkParams(info.Params); err != nil {
 			return nil, err
 		}
@@ -459,7 +459,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		msg.b = appendRequest(msg.b, id, method, info.Params)
 		resp, err := p.roundTrip(ctx, id, msg, sink)
 		return invokerResult(method, &resp, err)
-	})(ctx)
+	})
 	if err != nil {
 		return err
 	}
@@ -590,11 +590,11 @@ func (p *Peer) Notify(ctx context.Context, method string, params any) error {
 		return err
 	}
 	info := &CallInfo{Peer: p, Outbound: true, Method: method, Params: raw}
-	_, err = p.intercept(info, func(ctx context.Context) (any, error) {
+	_, err = p.intercept(ctx, info, func(ctx context.Context) (any, error) {
 		if err := checkParams(info.Params); err != nil {
 			return nil, err
 		}
 		return nil, p.write(ctx, appendRequest(nil, ID{}, method, info.Params), nil)
-	})(ctx)
+	})
 	return err
 }

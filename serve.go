@@ -116,10 +116,10 @@ func (p *Peer) callHandler(ctx context.Context, req *Request) (result any, err e
 		return p.handler.ServeRPC(ctx, req)
 	}
 	info := &CallInfo{Peer: p, Method: req.Method, ID: req.ID, Params: req.Params}
-	return p.intercept(info, func(ctx context.Context) (any, error) {
+	return p.intercept(ctx, info, func(ctx context.Context) (any, error) {
 		req.Params = info.Params // an interceptor may have rewritten them
 		return p.handler.ServeRPC(ctx, req)
-	})(ctx)
+	})
 }
 
 // logPanic logs a handler's panic. To Options.Logger, every one; to the

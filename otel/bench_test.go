@@ -13,9 +13,12 @@ import (
 )
 
 // BenchmarkW1 is bench/'s W1 (one call at a time over an in-memory pipe,
-// a small params and result) without the module, with it on no-op
-// providers, and with the SDK sampling every call and aggregating the
-// durations (spans go to no exporter).
+// a small params and result), both sides alike: without the module
+// (bare); with it on no-op providers (noop: its Interceptor is nil); on
+// no-op providers with MCPTraceContext (noop-tc: the Interceptor runs and
+// records nothing); on the global providers with no SDK installed
+// (global); and with the SDK sampling every call and aggregating the
+// durations (sdk; spans go to no exporter).
 func BenchmarkW1(b *testing.B) {
 	sdkTP := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	sdkMP := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
@@ -27,6 +30,8 @@ func BenchmarkW1(b *testing.B) {
 	}{
 		{"bare", nil},
 		{"noop", &otel.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: noop.NewMeterProvider(), Methods: []string{"add"}}},
+		{"noop-tc", &otel.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: noop.NewMeterProvider(), Methods: []string{"add"}, TraceContext: otel.MCPTraceContext}},
+		{"global", &otel.Options{Methods: []string{"add"}}},
 		{"sdk", &otel.Options{TracerProvider: sdkTP, MeterProvider: sdkMP, Methods: []string{"add"}}},
 	}
 	for _, c := range cases {

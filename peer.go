@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -66,6 +67,9 @@ type Peer struct {
 	router  Router          // the Conn, if it is one
 	reads   uint64          // the read loop's: Reads so far (see Router)
 	drainBy time.Time       // the read loop's: when draining after a clean end must be over
+
+	remote     net.Addr  // the Conn's RemoteAddr, asked once by RemoteAddr; nil if it is no RemoteAddresser
+	remoteOnce sync.Once // remote is asked for
 
 	wg          sync.WaitGroup // the read loop and every goroutine it or goOwned starts
 	readStarted atomic.Bool
@@ -224,6 +228,21 @@ func (p *Peer) Wait() error {
 		return nil
 	}
 	return p.cause
+}
+
+// RemoteAddr returns the network address of the remote side, as the Conn
+// gives it (see RemoteAddresser), or nil when the Conn does not know it (a
+// Pipe, stdio over a process's pipes). The Conn is asked once, on the
+// first call; a Peer whose RemoteAddr is never called never asks.
+func (p *Peer) RemoteAddr() net.Addr {
+	p.remoteOnce.Do(p.askRemote)
+	return p.remote
+}
+
+func (p *Peer) askRemote() {
+	if ra, ok := p.conn.(RemoteAddresser); ok {
+		p.remote = ra.RemoteAddr()
+	}
 }
 
 // Done returns a channel that is closed when the connection has ended.

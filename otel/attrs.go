@@ -21,6 +21,8 @@ const (
 	keyProtocolVersion = attribute.Key("jsonrpc.protocol.version")
 	keyServerAddress   = attribute.Key("server.address")
 	keyServerPort      = attribute.Key("server.port")
+	keyPeerAddress     = attribute.Key("network.peer.address")
+	keyPeerPort        = attribute.Key("network.peer.port")
 )
 
 // other is the conventions' value for a method not on the allow-list and

@@ -26,6 +26,12 @@
 //     text (a string id without its quotes), absent for a notification.
 //   - server.address and server.port, on client spans, are
 //     Options.ServerAddress and Options.ServerPort.
+//   - network.peer.address and network.peer.port, on client and server
+//     spans, are the other side's address as the Peer's Conn reports it
+//     (jsonrpc.Peer.RemoteAddr: ws both ways, httprpc's servers, stdio
+//     over a net.Conn); absent when it does not know it (a Pipe, stdio
+//     over pipes, httprpc's clients, whose calls go over pooled
+//     connections). Made once per Peer.
 //   - On failure the span's status is Error with the error's text, and
 //     error.type is set: the JSON-RPC error code as a string ("-32601")
 //     when there is one, which is also rpc.status_code; else one of

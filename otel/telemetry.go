@@ -40,6 +40,7 @@ type Telemetry struct {
 	serverDuration metric.Float64Histogram
 	clientDuration metric.Float64Histogram
 	state          state
+	peers          peerAddrs
 }
 
 // New returns the telemetry opts configure (at most one Options; none
@@ -175,8 +176,9 @@ func (t *Telemetry) intercept(ctx context.Context, info *jsonrpc.CallInfo, next 
 // setAttributes sets the attributes of a recording span that are not
 // among its start options.
 func (t *Telemetry) setAttributes(span trace.Span, m *methodOpts, info *jsonrpc.CallInfo) {
-	var buf [4]attribute.KeyValue
+	var buf [6]attribute.KeyValue
 	attrs := append(buf[:0], attrVersion)
+	attrs = append(attrs, t.peers.of(info.Peer)...)
 	if !m.known {
 		attrs = append(attrs, keyMethodOriginal.String(info.Method))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/internal/hostguard"
+	"github.com/peerwire/jsonrpc/internal/netaddr"
 )
 
 // Server is an http.Handler that upgrades each request to a WebSocket and
@@ -152,6 +153,9 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
 	var transport io.ReadWriteCloser
 	if hw.conn != nil {
 		transport = hw.conn
+		conn.remote = hw.conn.RemoteAddr()
+	} else {
+		conn.remote = netaddr.OfRequest(r) // a ResponseWriter that hid its connection
 	}
 	return conn.init(c, transport, &o), nil
 }

@@ -47,6 +47,16 @@
 //     rpc.system.name, rpc.method, and error.type and rpc.status_code on
 //     failure. A notification's client duration is the time to queue it.
 //
+// # State metrics
+//
+// Observe (a Peer's queues, handlers, pending calls and push-back, and
+// peerwire.jsonrpc.slow_consumers when it ends with
+// jsonrpc.ErrSlowConsumer), ObserveSessions (peerwire.jsonrpc.sessions),
+// ObserveTopics (peerwire.jsonrpc.topics), ObserveWebSockets
+// (peerwire.jsonrpc.websocket.connections) and CountReconnects
+// (peerwire.jsonrpc.reconnect.attempts) add the library's own state to the
+// metrics, each point with rpc.system.name "jsonrpc".
+//
 // # Trace context on the wire
 //
 // Options.TraceContext is off by default. MCPTraceContext carries the W3C

@@ -179,6 +179,16 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 func (h *hijackRecorder) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
+// Connections returns the connections ServeHTTP is serving now, those
+// whose handshake is under way included: what MaxConnections bounds (a
+// Conn that Accept made for its caller to run is not counted). For
+// metrics (the otel module's ObserveWebSockets); safe to call at any time.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active
+}
+
 // admit counts a new connection, or refuses it when full or shutting down.
 func (s *Server) admit() bool {
 	s.mu.Lock()

@@ -226,7 +226,7 @@ func (b *outBatch) wait(ctx context.Context, m *outMsg, i int) (response, error)
 			return b.p.delivered(resp, ok)
 		}
 		if !b.p.out.withdraw(m) {
-			b.p.sendCancel(b.ids[i])
+			b.p.sendCancel(ctx, b.ids[i])
 		}
 		return response{}, ctx.Err()
 	}
@@ -266,7 +266,7 @@ func (b *outBatch) run(ctx context.Context) error {
 	case <-ctx.Done():
 		if left := b.p.pending.forgetGroup(g, b.ids); len(left) > 0 {
 			if !b.p.out.withdraw(m) {
-				b.p.sendCancel(left...)
+				b.p.sendCancel(ctx, left...)
 			}
 			cut = ctx.Err()
 		}

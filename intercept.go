@@ -41,7 +41,10 @@ type Invoker func(ctx context.Context) (result any, err error)
 // returns in place of next's is marshalled if it is not a json.RawMessage.
 //
 // Interceptors compose: the first in Options.Interceptors is the
-// outermost. They run on the goroutine of the handler or the caller.
+// outermost. They run on the goroutine of the handler or the caller. A
+// handler's panic reaches them as the Internal error its caller gets,
+// logged (Options.Logger) with the ctx the handler was given, so that a
+// span an interceptor started is on the record.
 type Interceptor func(ctx context.Context, info *CallInfo, next Invoker) (result any, err error)
 
 // intercept runs inner wrapped in the Peer's interceptors (at least one)

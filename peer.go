@@ -530,7 +530,7 @@ wait:
 		case <-ctx.Done():
 			if p.pending.forget(id) {
 				if !p.out.withdraw(m) { // it went out: tell the other side
-					p.sendCancel(id)
+					p.sendCancel(ctx, id)
 				}
 				return response{}, ctx.Err()
 			}
@@ -575,15 +575,16 @@ func decodeResult(resp *response, result any, method string) error {
 // sendCancel tells the remote side that we stopped waiting for ids. The
 // notifications are queued without waiting, ahead of anything the caller
 // writes next; when the remote side leaves even the control budget unread,
-// they are dropped: a cancellation is advice.
-func (p *Peer) sendCancel(ids ...ID) {
+// they are dropped: a cancellation is advice, and ctx (the caller's) goes
+// with the record logged then.
+func (p *Peer) sendCancel(ctx context.Context, ids ...ID) {
 	c := p.opts.Cancel
 	if c == nil {
 		return
 	}
 	for _, id := range ids {
 		if !p.out.control(appendRequest(nil, ID{}, c.Method, c.Params(id)), 0) {
-			p.log.Debug("jsonrpc: cancel notification not sent: the remote side is not reading", "id", id.raw)
+			p.log.DebugContext(ctx, "jsonrpc: cancel notification not sent: the remote side is not reading", "id", id.raw)
 			return
 		}
 	}

@@ -68,5 +68,8 @@
 // # Logs
 //
 // LogHandler wraps a slog.Handler so that records logged with a context
-// that holds a span carry "trace_id" and "span_id".
+// that holds a span carry "trace_id" and "span_id". The jsonrpc library
+// logs with the call's context where it has one (a handler's panic, inside
+// the interceptors: the SERVER span's ids), so its own records to a
+// Peer's Options.Logger carry them too.
 package otel

@@ -34,7 +34,7 @@
 //     connections). Made once per Peer.
 //   - On failure the span's status is Error with the error's text, and
 //     error.type is set: the JSON-RPC error code as a string ("-32601")
-//     when there is one, which is also rpc.status_code; else one of
+//     when there is one, which is also rpc.response.status_code; else one of
 //     "context.Canceled", "context.DeadlineExceeded", "jsonrpc.ErrClosed",
 //     "jsonrpc.ErrOverloaded", "jsonrpc.ErrTooManyPending",
 //     "jsonrpc.ErrSlowConsumer", "jsonrpc.ErrWriteTimeout",
@@ -44,7 +44,7 @@
 //     own Options.MapError is not seen by an interceptor).
 //   - rpc.client.call.duration and rpc.server.call.duration are histograms
 //     in seconds, with the bucket boundaries the conventions advise, over
-//     rpc.system.name, rpc.method, and error.type and rpc.status_code on
+//     rpc.system.name, rpc.method, and error.type and rpc.response.status_code on
 //     failure. A notification's client duration is the time to queue it.
 //
 // # State metrics

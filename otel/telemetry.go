@@ -192,7 +192,7 @@ func (t *Telemetry) setAttributes(span trace.Span, m *methodOpts, info *jsonrpc.
 }
 
 // failed records a call that ended with err: its duration point (when
-// measure) with error.type and rpc.status_code, and the span's status
+// measure) with error.type and rpc.response.status_code, and the span's status
 // and attributes (when recording).
 func (t *Telemetry) failed(ctx context.Context, span trace.Span, recording bool, h metric.Float64Histogram, measure bool, start time.Time, m *methodOpts, outbound bool, err error) {
 	code, errType := classify(err, outbound)

@@ -145,9 +145,10 @@ func (c *Conn) Write(msg []byte) error {
 var _ jsonrpc.Limiter = (*Conn)(nil)
 
 // RemoteAddr returns the address of the other side of the connection: the
-// server's for a Conn that Dial made, the client's for one that Accept or
-// Server made; nil for a Conn made by NewConn, whose connection ws cannot
-// reach. It implements jsonrpc.RemoteAddresser (network.peer.address in
+// server's for a Conn that Dial or a Client made (as net/http's transport
+// reports the connection it got to httptrace; nil with a RoundTripper that
+// does not), the client's for one that Accept or Server made; nil for a
+// Conn made by NewConn, whose connection ws cannot reach. It implements jsonrpc.RemoteAddresser (network.peer.address in
 // the otel module's spans; TestNetworkPeerAttributes).
 func (c *Conn) RemoteAddr() net.Addr { return c.remote }
 

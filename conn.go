@@ -90,8 +90,7 @@ type Limiter interface {
 
 // A RemoteAddresser is a Conn that knows the network address of its
 // remote side: the other end of a TCP connection, the client of the HTTP
-// request that opened it. A Peer asks once, when Peer.RemoteAddr is first
-// called, and returns the answer from then on (for telemetry:
+// request that opened it. Peer.RemoteAddr asks it (for telemetry:
 // network.peer.address).
 //
 // ws.Conn and httprpc's server-side Conns implement it, and so does a

@@ -68,9 +68,6 @@ type Peer struct {
 	reads   uint64          // the read loop's: Reads so far (see Router)
 	drainBy time.Time       // the read loop's: when draining after a clean end must be over
 
-	remote     net.Addr  // the Conn's RemoteAddr, asked once by RemoteAddr; nil if it is no RemoteAddresser
-	remoteOnce sync.Once // remote is asked for
-
 	wg          sync.WaitGroup // the read loop and every goroutine it or goOwned starts
 	readStarted atomic.Bool
 	readDone    chan struct{}
@@ -232,17 +229,15 @@ func (p *Peer) Wait() error {
 
 // RemoteAddr returns the network address of the remote side, as the Conn
 // gives it (see RemoteAddresser), or nil when the Conn does not know it (a
-// Pipe, stdio over a process's pipes). The Conn is asked once, on the
-// first call; a Peer whose RemoteAddr is never called never asks.
+// Pipe, stdio over a process's pipes). It asks the Conn on every call and
+// keeps nothing in the Peer; the transports' answers cost nothing, but
+// httprpc's server Conns parse the request's address each time: keep the
+// result (the otel module asks once per Peer).
 func (p *Peer) RemoteAddr() net.Addr {
-	p.remoteOnce.Do(p.askRemote)
-	return p.remote
-}
-
-func (p *Peer) askRemote() {
 	if ra, ok := p.conn.(RemoteAddresser); ok {
-		p.remote = ra.RemoteAddr()
+		return ra.RemoteAddr()
 	}
+	return nil
 }
 
 // Done returns a channel that is closed when the connection has ended.

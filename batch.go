@@ -226,7 +226,7 @@ func (b *outBatch) wait(ctx context.Context, m *outMsg, i int) (response, error)
 			return b.p.delivered(resp, ok)
 		}
 		if !b.p.out.withdraw(m) {
-			b.p.sendCancel(b.ids[i])
+			b.p.sendCancel(ctx, b.ids[i])
 		}
 		return response{}, ctx.Err()
 	}
@@ -266,7 +266,7 @@ func (b *outBatch) run(ctx context.Context) error {
 	case <-ctx.Done():
 		if left := b.p.pending.forgetGroup(g, b.ids); len(left) > 0 {
 			if !b.p.out.withdraw(m) {
-				b.p.sendCancel(left...)
+				b.p.sendCancel(ctx, left...)
 			}
 			cut = ctx.Err()
 		}
@@ -422,7 +422,7 @@ func (b *outBatch) runElement(ctx context.Context, g *gatherer, i int) elemErr {
 	var out elemErr
 	arrived := false
 	info := &CallInfo{Peer: b.p, Outbound: true, Method: b.elems[i].Method, ID: b.ids[i], Params: b.params[i]}
-	v, err := b.p.intercept(info, func(ctx context.Context) (any, error) {
+	v, err := b.p.intercept(ctx, info, func(ctx context.Context) (any, error) {
 		if arrived {
 			return nil, errors.New("jsonrpc: an interceptor called next twice in a batch")
 		}
@@ -450,7 +450,7 @@ func (b *outBatch) runElement(ctx context.Context, g *gatherer, i int) elemErr {
 		}
 		resp, err := b.wait(ctx, r.msg, i)
 		return invokerResult(b.elems[i].Method, &resp, err)
-	})(ctx)
+	})
 	if !arrived {
 		g.arrive(i, false)
 	}

@@ -6,10 +6,13 @@ import "context"
 // and once its handler has returned. Most handlers never look at their
 // ctx's Done channel, so the cancellable context (two allocations:
 // context.WithCancel's ctx and its CancelFunc) is made only when something
-// needs it: Done, or a Value the peer does not answer itself (which is
-// how context.WithCancel, context.AfterFunc and context.Cause find the
-// cancelCtx to hang on). Until then a cancellation is a flag that Err
-// reports. TestCallCtxCancelledLazily pins the behaviour.
+// needs it: Done, or the Value lookup by which context.WithCancel,
+// context.AfterFunc and context.Cause find the cancelCtx to hang on (the
+// context package's key is a *int; any other key is answered by the
+// Peer's ctx, so that an interceptor or a logger looking up a span or a
+// user's value costs nothing). Until then a cancellation is a flag that
+// Err reports. TestCallCtxCancelledLazily and TestCallCtxValueStaysLazy
+// pin the behaviour.
 
 // Done returns the ctx's Done channel; for a call, that of its
 // cancellable ctx, made now if need be.
@@ -47,7 +50,7 @@ func (h *handlerCtx) Value(key any) any {
 	case peerKey:
 		return h.Context.Value(key)
 	}
-	if h.call {
+	if _, internal := key.(*int); h.call && internal {
 		return h.cancellable().Value(key)
 	}
 	return h.Context.Value(key)

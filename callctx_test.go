@@ -94,3 +94,58 @@ func TestCallCtxCancelledLazily(t *testing.T) {
 		t.Errorf("Err after the handler returned = %v", ctx.Err())
 	}
 }
+
+// TestCallCtxValueStaysLazy pins that looking up a value in a call's
+// handler ctx (a span, as an interceptor or a log handler does; a user's
+// key) neither allocates nor makes the cancellable ctx, and still finds
+// the base ctx's values, a *int key's included (the context package's own
+// lookup takes that path); a cancellation after it is still seen.
+func TestCallCtxValueStaysLazy(t *testing.T) {
+	type ctxKey struct{}
+	intKey := new(int)
+	type seen struct {
+		allocs        float64
+		lazy          bool
+		value, intVal any
+		err           error
+	}
+	entered := make(chan struct{}, 1)
+	got := make(chan seen, 1)
+	h := mux(t, map[string]HandlerFunc{
+		"look": func(ctx context.Context, _ *Request) (any, error) {
+			var s seen
+			s.allocs = testing.AllocsPerRun(100, func() { s.value = ctx.Value(ctxKey{}) })
+			hc := ctx.Value(handlerKey{}).(*handlerCtx)
+			hc.cmu.Lock()
+			s.lazy = hc.cctx == nil
+			hc.cmu.Unlock()
+			s.intVal = ctx.Value(intKey)
+			entered <- struct{}{}
+			deadline := time.Now().Add(wait)
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			s.err = ctx.Err()
+			got <- s
+			return nil, ctx.Err()
+		},
+	})
+	base := context.WithValue(context.WithValue(context.Background(), ctxKey{}, "base value"), intKey, "int key")
+	o := *lsp
+	o.BaseContext = base
+	_, r := newRaw(t, h, &o)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"look"}`)
+	within(t, entered, "the handler")
+	r.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`)
+	assertJSON(t, r.recv(), `{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}`)
+	s := <-got
+	if s.allocs != 0 || !s.lazy {
+		t.Errorf("Value of a user's key: %v allocations, cancellable ctx still unmade %v; want 0 and true", s.allocs, s.lazy)
+	}
+	if s.value != "base value" || s.intVal != "int key" {
+		t.Errorf("values found: %v and %v; want the base ctx's", s.value, s.intVal)
+	}
+	if !errors.Is(s.err, context.Canceled) {
+		t.Errorf("Err after the cancel = %v, want context.Canceled", s.err)
+	}
+}

@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "errors"
+import (
+	"errors"
+	"net"
+)
 
 // A Conn carries whole JSON-RPC messages between two peers. A message is one
 // JSON value: a request or response object, or a batch array of them.
@@ -83,4 +86,17 @@ type Router interface {
 // within the limit is answered with id null. Zero or less means no limit.
 type Limiter interface {
 	MaxMessageSize() int
+}
+
+// A RemoteAddresser is a Conn that knows the network address of its
+// remote side: the other end of a TCP connection, the client of the HTTP
+// request that opened it. Peer.RemoteAddr asks it (for telemetry:
+// network.peer.address).
+//
+// ws.Conn and httprpc's server-side Conns implement it, and so does a
+// stdio Conn whose reader is a net.Conn.
+type RemoteAddresser interface {
+	// RemoteAddr returns the remote side's address, or nil if it is not
+	// known.
+	RemoteAddr() net.Addr
 }

@@ -172,7 +172,10 @@ type Options struct {
 	WriteTimeout time.Duration
 
 	// Interceptors wrap every inbound handler and every outbound call and
-	// notification, the first outermost; see Interceptor. Default: none.
+	// notification, the first outermost; see Interceptor. A nil entry is
+	// skipped (a telemetry that records nothing may give one), and a Peer
+	// whose entries are all nil costs what one without them does.
+	// Default: none.
 	Interceptors []Interceptor
 
 	// MapError turns a handler's error into the error object sent back.
@@ -219,5 +222,30 @@ func (o *Options) withDefaults() Options {
 	if c.MapError == nil {
 		c.MapError = DefaultMapError
 	}
+	c.Interceptors = withoutNil(c.Interceptors)
 	return c
+}
+
+// withoutNil returns ics without its nil entries: ics itself when it has
+// none, nil when it has nothing else.
+func withoutNil(ics []Interceptor) []Interceptor {
+	n := 0
+	for _, ic := range ics {
+		if ic != nil {
+			n++
+		}
+	}
+	switch n {
+	case len(ics):
+		return ics
+	case 0:
+		return nil
+	}
+	out := make([]Interceptor, 0, n)
+	for _, ic := range ics {
+		if ic != nil {
+			out = append(out, ic)
+		}
+	}
+	return out
 }

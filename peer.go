@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -224,6 +225,19 @@ func (p *Peer) Wait() error {
 		return nil
 	}
 	return p.cause
+}
+
+// RemoteAddr returns the network address of the remote side, as the Conn
+// gives it (see RemoteAddresser), or nil when the Conn does not know it (a
+// Pipe, stdio over a process's pipes). It asks the Conn on every call and
+// keeps nothing in the Peer; the transports' answers cost nothing, but
+// httprpc's server Conns parse the request's address each time: keep the
+// result (the otel module asks once per Peer).
+func (p *Peer) RemoteAddr() net.Addr {
+	if ra, ok := p.conn.(RemoteAddresser); ok {
+		return ra.RemoteAddr()
+	}
+	return nil
 }
 
 // Done returns a channel that is closed when the connection has ended.
@@ -451,7 +465,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		}
 	}
 	info := &CallInfo{Peer: p, Outbound: true, Method: method, ID: id, Params: raw}
-	v, err := p.intercept(info, func(ctx context.Context) (any, error) {
+	v, err := p.intercept(ctx, info, func(ctx context.Context) (any, error) {
 		if err := checkParams(info.Params); err != nil {
 			return nil, err
 		}
@@ -459,7 +473,7 @@ func (p *Peer) Call(ctx context.Context, method string, params, result any) erro
 		msg.b = appendRequest(msg.b, id, method, info.Params)
 		resp, err := p.roundTrip(ctx, id, msg, sink)
 		return invokerResult(method, &resp, err)
-	})(ctx)
+	})
 	if err != nil {
 		return err
 	}
@@ -511,7 +525,7 @@ wait:
 		case <-ctx.Done():
 			if p.pending.forget(id) {
 				if !p.out.withdraw(m) { // it went out: tell the other side
-					p.sendCancel(id)
+					p.sendCancel(ctx, id)
 				}
 				return response{}, ctx.Err()
 			}
@@ -556,15 +570,16 @@ func decodeResult(resp *response, result any, method string) error {
 // sendCancel tells the remote side that we stopped waiting for ids. The
 // notifications are queued without waiting, ahead of anything the caller
 // writes next; when the remote side leaves even the control budget unread,
-// they are dropped: a cancellation is advice.
-func (p *Peer) sendCancel(ids ...ID) {
+// they are dropped: a cancellation is advice, and ctx (the caller's) goes
+// with the record logged then.
+func (p *Peer) sendCancel(ctx context.Context, ids ...ID) {
 	c := p.opts.Cancel
 	if c == nil {
 		return
 	}
 	for _, id := range ids {
 		if !p.out.control(appendRequest(nil, ID{}, c.Method, c.Params(id)), 0) {
-			p.log.Debug("jsonrpc: cancel notification not sent: the remote side is not reading", "id", id.raw)
+			p.log.DebugContext(ctx, "jsonrpc: cancel notification not sent: the remote side is not reading", "id", id.raw)
 			return
 		}
 	}
@@ -590,11 +605,11 @@ func (p *Peer) Notify(ctx context.Context, method string, params any) error {
 		return err
 	}
 	info := &CallInfo{Peer: p, Outbound: true, Method: method, Params: raw}
-	_, err = p.intercept(info, func(ctx context.Context) (any, error) {
+	_, err = p.intercept(ctx, info, func(ctx context.Context) (any, error) {
 		if err := checkParams(info.Params); err != nil {
 			return nil, err
 		}
 		return nil, p.write(ctx, appendRequest(nil, ID{}, method, info.Params), nil)
-	})(ctx)
+	})
 	return err
 }

@@ -179,7 +179,7 @@ func (p *Peer) routeProgress(params json.RawMessage) bool {
 		p.log.Debug("jsonrpc: dropped progress for a call no longer awaited", "token", token.raw)
 	case progressOverflow:
 		p.log.Info("jsonrpc: a call's progress went over its budget; the call failed", "id", id.raw, "budget", p.opts.MaxQueuedBytes)
-		p.sendCancel(id)
+		p.sendCancel(context.Background(), id)
 	}
 	return true
 }

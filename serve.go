@@ -74,7 +74,7 @@ func (p *Peer) serve(t *task) *msgBuf {
 	}
 	if req.IsNotification() {
 		if err != nil {
-			p.log.Debug("jsonrpc: notification handler failed", "method", req.Method, "err", err)
+			p.log.DebugContext(t.ctx, "jsonrpc: notification handler failed", "method", req.Method, "err", err)
 		}
 		return nil
 	}
@@ -86,7 +86,7 @@ func (p *Peer) serve(t *task) *msgBuf {
 		if merr == nil {
 			return reply
 		}
-		p.log.Error("jsonrpc: cannot marshal a result", "method", req.Method, "err", merr)
+		p.log.ErrorContext(t.ctx, "jsonrpc: cannot marshal a result", "method", req.Method, "err", merr)
 		err = errInternal()
 	}
 	e := p.opts.MapError(err)
@@ -104,22 +104,32 @@ func errorReply(id ID, e *Error) *msgBuf {
 }
 
 // callHandler runs the user's handler through the interceptors, turning a
-// panic into an internal error whose details go to the logger only.
+// panic into an internal error whose details go to the logger only. The
+// handler's panic is recovered inside the interceptors, so that they see
+// the internal error (a span ends with it) and the record is logged with
+// the ctx the handler got (a span's ids on it: the otel module's
+// TestPanicLogCarriesSpan); an interceptor's own panic is recovered
+// outside them.
 func (p *Peer) callHandler(ctx context.Context, req *Request) (result any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			p.logPanic(req.Method, r)
-			result, err = nil, errInternal()
-		}
-	}()
+	defer p.recoverHandler(ctx, req.Method, &result, &err)
 	if len(p.opts.Interceptors) == 0 {
 		return p.handler.ServeRPC(ctx, req)
 	}
 	info := &CallInfo{Peer: p, Method: req.Method, ID: req.ID, Params: req.Params}
-	return p.intercept(info, func(ctx context.Context) (any, error) {
+	return p.intercept(ctx, info, func(ctx context.Context) (result any, err error) {
+		defer p.recoverHandler(ctx, req.Method, &result, &err)
 		req.Params = info.Params // an interceptor may have rewritten them
 		return p.handler.ServeRPC(ctx, req)
-	})(ctx)
+	})
+}
+
+// recoverHandler, deferred, turns a panic of what it defers into an
+// internal error, logged with ctx.
+func (p *Peer) recoverHandler(ctx context.Context, method string, result *any, err *error) {
+	if r := recover(); r != nil {
+		p.logPanic(ctx, method, r)
+		*result, *err = nil, errInternal()
+	}
 }
 
 // logPanic logs a handler's panic. To Options.Logger, every one; to the
@@ -127,9 +137,9 @@ func (p *Peer) callHandler(ctx context.Context, req *Request) (result any, err e
 // with the count of those not logged since, so that a remote side whose
 // calls make a handler panic cannot flood the process's log
 // (TestReviewPanicLogIsBounded).
-func (p *Peer) logPanic(method string, r any) {
+func (p *Peer) logPanic(ctx context.Context, method string, r any) {
 	if p.panicLog == p.log {
-		p.log.Error("jsonrpc: handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()))
+		p.log.ErrorContext(ctx, "jsonrpc: handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()))
 		return
 	}
 	now := time.Now().UnixNano()
@@ -138,6 +148,6 @@ func (p *Peer) logPanic(method string, r any) {
 		p.panicsUnlogged.Add(1)
 		return
 	}
-	p.panicLog.Error("jsonrpc: handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()),
+	p.panicLog.ErrorContext(ctx, "jsonrpc: handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()),
 		"not_logged_before", p.panicsUnlogged.Swap(0))
 }

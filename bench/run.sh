@@ -10,6 +10,7 @@
 #   CLUSTER=0 bench/run.sh       # without the cluster module's benchmarks
 #   IDLE=0 bench/run.sh          # without the idle connections (default: 19,000)
 #   GOS="go1.26.8 go1.27.3" bench/run.sh  # on both releases, interleaved
+#   OTEL=0 bench/run.sh          # without the otel module's overhead rows
 #
 # GOS lists Go toolchains (GOTOOLCHAIN values: a release not installed is
 # fetched by the go command from the module proxy); default: the go on
@@ -18,7 +19,11 @@
 # that noise hits every release alike. The tables are printed per
 # release, then benchstat's comparison of the releases.
 #
-# Then, unless CLUSTER=0, it runs the cluster module's benchmarks (NATS
+# Then, unless OTEL=0, it runs the otel module's BenchmarkW1 (W1 over a
+# Pipe without the module, with it on no-op providers and with the SDK
+# sampling every call) ROUNDS times per release, interleaved, and prints
+# benchstat's side-by-side table (-col /otel: each against the module's
+# absence). Then, unless CLUSTER=0, it runs the cluster module's benchmarks (NATS
 # stays out of this module: they live in cluster/bench_test.go): one
 # broadcast to 3 x 1,000 WebSocket clients over three nodes against
 # 1 x 3,000 on one node, and a call to a named Peer on another node
@@ -149,6 +154,40 @@ if [ "$FANOUT" != 0 ]; then
 fi
 if [ -n "$failed" ]; then
 	echo "FAILED rounds (round/toolchain):$failed" >&2
+fi
+
+if [ "${OTEL:-1}" != 0 ]; then
+	# The otel module's overhead (issue 33): its BenchmarkW1, W1 over a
+	# Pipe without the module, on no-op providers, with the SDK sampling
+	# every call, ... (see otel/bench_test.go), for each release in GOS,
+	# ROUNDS interleaved rounds. It builds in the root workspace (go.work),
+	# which holds the otel module and the core it instruments.
+	OOUT="${OUT%.txt}-otel"
+	ocols=()
+	for g in $GOS; do
+		(cd ../otel && env -u GOWORK GOTOOLCHAIN=$g go test -c -o "../bench/.bin/otel-$g.test" .)
+		: >"$OOUT-$g.txt"
+		ocols+=("$g=$OOUT-$g.txt")
+	done
+	for i in $(seq 1 "$ROUNDS"); do
+		for g in $GOS; do
+			echo "otel round $i/$ROUNDS, $g" >&2
+			"./.bin/otel-$g.test" -test.run='^$' -test.bench='^BenchmarkW1$' \
+				-test.benchtime="$BENCHTIME" -test.benchmem >>"$OOUT-$g.txt"
+		done
+	done
+	for g in $GOS; do
+		echo
+		echo "# $g: the otel module's W1 side by side (median ± 95% CI over $ROUNDS rounds, each column against otel=none; raw results in bench/$OOUT-$g.txt)"
+		echo
+		./.bin/benchstat -col /otel "$OOUT-$g.txt"
+	done
+	if [ "${#ocols[@]}" -gt 1 ]; then
+		echo
+		echo "# the otel module's W1, the releases side by side (benchstat)"
+		echo
+		./.bin/benchstat "${ocols[@]}"
+	fi
 fi
 
 if [ "${CLUSTER:-1}" != 0 ]; then

@@ -3,8 +3,11 @@ package httprpc
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"sync"
+
+	"github.com/peerwire/jsonrpc/internal/netaddr"
 )
 
 // postConn is the one-shot jsonrpc.Conn of a Server's request: Read returns
@@ -19,10 +22,11 @@ import (
 // which the interceptor refused) is dropped, so that only the reply goes
 // in the body.
 type postConn struct {
-	body  []byte
-	read  bool
-	mu    sync.Mutex
-	reply *replyBuf
+	body   []byte
+	read   bool
+	mu     sync.Mutex
+	reply  *replyBuf
+	remote string // the request's RemoteAddr
 }
 
 func (c *postConn) Read() ([]byte, error) {
@@ -47,6 +51,10 @@ func (c *postConn) Write(msg []byte) error {
 }
 
 func (c *postConn) Close() error { return nil }
+
+// RemoteAddr returns the address of the client of the POST, for
+// jsonrpc.RemoteAddresser; nil when it is not an IP address and port.
+func (c *postConn) RemoteAddr() net.Addr { return netaddr.Parse(c.remote) }
 
 // replyBuf is a pooled copy of a reply (a Conn must not keep what Write
 // is given).

@@ -194,7 +194,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve runs a Peer on body until its handlers have returned, and returns
 // its reply (nil for none); ok is false when the client went away first.
 func (s *Server) serve(r *http.Request, body []byte) (reply *replyBuf, ok bool) {
-	c := &postConn{body: body}
+	c := &postConn{body: body, remote: r.RemoteAddr}
 	o := s.opts
 	top := r.Context()
 	if s.BaseContext != nil {

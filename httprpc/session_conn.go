@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/internal/netaddr"
 )
 
 // session is one session's state, and the jsonrpc.Conn its Peer runs on:
@@ -21,6 +22,7 @@ type session struct {
 	id       string
 	identity string // Identity's, for the request that started it
 	client   string // the key MaxSessionsPerClient counts it by
+	remote   string // the RemoteAddr of the request that started it
 
 	mu        sync.Mutex
 	peer      *jsonrpc.Peer
@@ -276,6 +278,12 @@ func (ss *session) newStream(jsonOnly bool) *stream {
 }
 
 // Close ends the session: its Peer calls it when it ends.
+// RemoteAddr returns the address of the client of the request that
+// started the session, for jsonrpc.RemoteAddresser (a session's later
+// requests may come on other connections); nil when it is not an IP
+// address and port.
+func (ss *session) RemoteAddr() net.Addr { return netaddr.Parse(ss.remote) }
+
 func (ss *session) Close() error {
 	ss.mu.Lock()
 	ss.endLocked(jsonrpc.ErrClosed)

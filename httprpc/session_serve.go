@@ -128,6 +128,7 @@ func (s *SessionServer) start(w http.ResponseWriter, r *http.Request) *session {
 		}
 	}
 	ss := newSession(s, newSessionID(), who, client)
+	ss.remote = r.RemoteAddr
 	if s.sessions == nil {
 		s.sessions = make(map[string]*session)
 		s.clients = make(map[string][]*session)

@@ -15,12 +15,14 @@ const (
 	keySystem          = attribute.Key("rpc.system.name")
 	keyMethod          = attribute.Key("rpc.method")
 	keyMethodOriginal  = attribute.Key("rpc.method_original")
-	keyStatusCode      = attribute.Key("rpc.status_code")
+	keyStatusCode      = attribute.Key("rpc.response.status_code")
 	keyErrorType       = attribute.Key("error.type")
 	keyRequestID       = attribute.Key("jsonrpc.request.id")
 	keyProtocolVersion = attribute.Key("jsonrpc.protocol.version")
 	keyServerAddress   = attribute.Key("server.address")
 	keyServerPort      = attribute.Key("server.port")
+	keyPeerAddress     = attribute.Key("network.peer.address")
+	keyPeerPort        = attribute.Key("network.peer.port")
 )
 
 // other is the conventions' value for a method not on the allow-list and
@@ -50,7 +52,7 @@ var errorKinds = []struct {
 	{jsonrpc.ErrInvalidResponse, "jsonrpc.ErrInvalidResponse"},
 }
 
-// classify returns the rpc.status_code (empty when there is none) and the
+// classify returns the rpc.response.status_code (empty when there is none) and the
 // error.type of err. Outbound, a code is one the remote side answered
 // with. Inbound, it is the code the Peer answers with by default
 // (jsonrpc.DefaultMapError): an Options.MapError of the Peer's own is not

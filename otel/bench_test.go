@@ -13,9 +13,13 @@ import (
 )
 
 // BenchmarkW1 is bench/'s W1 (one call at a time over an in-memory pipe,
-// a small params and result) without the module, with it on no-op
-// providers, and with the SDK sampling every call and aggregating the
-// durations (spans go to no exporter).
+// a small params and result), both sides alike: without the module
+// (otel=none); with it on no-op providers (noop: its Interceptor is nil);
+// on no-op providers with MCPTraceContext (noop-tc: the Interceptor runs
+// and records nothing); on the global providers with no SDK installed
+// (global); and with the SDK sampling every call and aggregating the
+// durations (sdk; spans go to no exporter). The key=value names let
+// benchstat put them side by side (-col /otel), as bench/run.sh does.
 func BenchmarkW1(b *testing.B) {
 	sdkTP := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	sdkMP := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
@@ -25,9 +29,11 @@ func BenchmarkW1(b *testing.B) {
 		name string
 		opts *otel.Options
 	}{
-		{"bare", nil},
-		{"noop", &otel.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: noop.NewMeterProvider(), Methods: []string{"add"}}},
-		{"sdk", &otel.Options{TracerProvider: sdkTP, MeterProvider: sdkMP, Methods: []string{"add"}}},
+		{"otel=none", nil},
+		{"otel=noop", &otel.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: noop.NewMeterProvider(), Methods: []string{"add"}}},
+		{"otel=noop-tc", &otel.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: noop.NewMeterProvider(), Methods: []string{"add"}, TraceContext: otel.MCPTraceContext}},
+		{"otel=global", &otel.Options{Methods: []string{"add"}}},
+		{"otel=sdk", &otel.Options{TracerProvider: sdkTP, MeterProvider: sdkMP, Methods: []string{"add"}}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

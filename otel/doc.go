@@ -26,9 +26,15 @@
 //     text (a string id without its quotes), absent for a notification.
 //   - server.address and server.port, on client spans, are
 //     Options.ServerAddress and Options.ServerPort.
+//   - network.peer.address and network.peer.port, on client and server
+//     spans, are the other side's address as the Peer's Conn reports it
+//     (jsonrpc.Peer.RemoteAddr: ws both ways, httprpc's servers, stdio
+//     over a net.Conn); absent when it does not know it (a Pipe, stdio
+//     over pipes, httprpc's clients, whose calls go over pooled
+//     connections). Made once per Peer.
 //   - On failure the span's status is Error with the error's text, and
 //     error.type is set: the JSON-RPC error code as a string ("-32601")
-//     when there is one, which is also rpc.status_code; else one of
+//     when there is one, which is also rpc.response.status_code; else one of
 //     "context.Canceled", "context.DeadlineExceeded", "jsonrpc.ErrClosed",
 //     "jsonrpc.ErrOverloaded", "jsonrpc.ErrTooManyPending",
 //     "jsonrpc.ErrSlowConsumer", "jsonrpc.ErrWriteTimeout",
@@ -38,8 +44,18 @@
 //     own Options.MapError is not seen by an interceptor).
 //   - rpc.client.call.duration and rpc.server.call.duration are histograms
 //     in seconds, with the bucket boundaries the conventions advise, over
-//     rpc.system.name, rpc.method, and error.type and rpc.status_code on
+//     rpc.system.name, rpc.method, and error.type and rpc.response.status_code on
 //     failure. A notification's client duration is the time to queue it.
+//
+// # State metrics
+//
+// Observe (a Peer's queues, handlers, pending calls and push-back, and
+// peerwire.jsonrpc.slow_consumers when it ends with
+// jsonrpc.ErrSlowConsumer), ObserveSessions (peerwire.jsonrpc.sessions),
+// ObserveTopics (peerwire.jsonrpc.topics), ObserveWebSockets
+// (peerwire.jsonrpc.websocket.connections) and CountReconnects
+// (peerwire.jsonrpc.reconnect.attempts) add the library's own state to the
+// metrics, each point with rpc.system.name "jsonrpc".
 //
 // # Trace context on the wire
 //
@@ -98,5 +114,8 @@
 // # Logs
 //
 // LogHandler wraps a slog.Handler so that records logged with a context
-// that holds a span carry "trace_id" and "span_id".
+// that holds a span carry "trace_id" and "span_id". The jsonrpc library
+// logs with the call's context where it has one (a handler's panic, inside
+// the interceptors: the SERVER span's ids), so its own records to a
+// Peer's Options.Logger carry them too.
 package otel

@@ -6,15 +6,22 @@ import (
 	"encoding/json"
 
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 var jsonUnmarshal = json.Unmarshal
+
+// traceparent is the W3C field whose absence spares extract its decoding.
+var traceparent = []byte("traceparent")
 
 // inject returns params with the trace context of ctx in the dialect's
 // member, merged with what the member already holds (MCP's progressToken,
 // say). Params that are not an object, or ctx with nothing to carry, are
 // returned as they are.
 func (t *Telemetry) inject(ctx context.Context, params json.RawMessage) json.RawMessage {
+	if t.w3c && !trace.SpanContextFromContext(ctx).IsValid() {
+		return params // W3C carries nothing without a valid span context
+	}
 	carrier := propagation.MapCarrier{}
 	t.prop.Inject(ctx, carrier)
 	if len(carrier) == 0 {
@@ -84,6 +91,9 @@ func (t *Telemetry) extract(ctx context.Context, params json.RawMessage) context
 	trimmed := bytes.TrimSpace(params)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return ctx
+	}
+	if t.w3c && !bytes.Contains(trimmed, traceparent) && bytes.IndexByte(trimmed, '\\') < 0 {
+		return ctx // no traceparent, not even escaped: nothing to decode
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &obj); err != nil {

@@ -59,7 +59,7 @@ func fmtSet(kv []string) string {
 // TestDurationMetrics pins rpc.client.call.duration and
 // rpc.server.call.duration: seconds, the advised bucket boundaries, one
 // point per call by rpc.system.name and rpc.method, error.type and
-// rpc.status_code on failure, and no method off the allow-list.
+// rpc.response.status_code on failure, and no method off the allow-list.
 func TestDurationMetrics(t *testing.T) {
 	r := newRig(t)
 	client, _, _ := r.pair(t, otel.Options{Methods: []string{"add", "fail"}}, jsonrpc.Options{})
@@ -78,9 +78,9 @@ func TestDurationMetrics(t *testing.T) {
 	r.waitSpans(t, 10) // the server records its point before its span ends
 	counts, found := r.histograms(t)
 	want := map[string]uint64{
-		"rpc.method=add rpc.system.name=jsonrpc":                                           3,
-		"error.type=-32602 rpc.method=fail rpc.status_code=-32602 rpc.system.name=jsonrpc": 1,
-		"rpc.method=_OTHER rpc.system.name=jsonrpc":                                        1,
+		"rpc.method=add rpc.system.name=jsonrpc":                                                    3,
+		"error.type=-32602 rpc.method=fail rpc.response.status_code=-32602 rpc.system.name=jsonrpc": 1,
+		"rpc.method=_OTHER rpc.system.name=jsonrpc":                                                 1,
 	}
 	bounds := []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
 	for _, name := range []string{"rpc.client.call.duration", "rpc.server.call.duration"} {

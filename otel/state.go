@@ -2,20 +2,27 @@ package otel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/peerwire/jsonrpc"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
 
 // state is what the observable instruments read: the Peers observed, the
 // session counters, and the push-back time of the Peers that have ended.
 type state struct {
-	mu       sync.Mutex
-	peers    map[*jsonrpc.Peer]struct{}
-	sessions []func() int
-	retired  float64 // seconds of push-back of ended Peers
+	mu         sync.Mutex
+	peers      map[*jsonrpc.Peer]struct{}
+	sessions   []func() int
+	websockets []func() int
+	topics     []func() int
+	retired    float64 // seconds of push-back of ended Peers
+
+	slow       metric.Int64Counter // peerwire.jsonrpc.slow_consumers
+	reconnects metric.Int64Counter // peerwire.jsonrpc.reconnect.attempts
 }
 
 // Observe adds p's queues and handlers to the state metrics until its
@@ -31,10 +38,15 @@ func (t *Telemetry) Observe(p *jsonrpc.Peer) {
 	t.state.mu.Unlock()
 	p.AfterFunc(func() {
 		t.state.mu.Lock()
-		defer t.state.mu.Unlock()
 		if _, ok := t.state.peers[p]; ok {
 			delete(t.state.peers, p)
 			t.state.retired += p.Stats().PushBack.Seconds()
+		}
+		t.state.mu.Unlock()
+		// The cause, once the handlers (whose ctx has ended) return; on
+		// this goroutine of AfterFunc's own.
+		if errors.Is(p.Wait(), jsonrpc.ErrSlowConsumer) {
+			t.state.slow.Add(context.Background(), 1, metric.WithAttributeSet(attribute.NewSet(attrSystem)))
 		}
 	})
 }
@@ -44,6 +56,23 @@ func (t *Telemetry) Observe(p *jsonrpc.Peer) {
 func (t *Telemetry) ObserveSessions(s interface{ Sessions() int }) {
 	t.state.mu.Lock()
 	t.state.sessions = append(t.state.sessions, s.Sessions)
+	t.state.mu.Unlock()
+}
+
+// ObserveWebSockets adds the connections s serves (a *ws.Server; see its
+// Connections) to peerwire.jsonrpc.websocket.connections, for the life of
+// the Telemetry.
+func (t *Telemetry) ObserveWebSockets(s interface{ Connections() int }) {
+	t.state.mu.Lock()
+	t.state.websockets = append(t.state.websockets, s.Connections)
+	t.state.mu.Unlock()
+}
+
+// ObserveTopics adds the topics h holds open (a *topic.Hub; see its
+// Topics) to peerwire.jsonrpc.topics, for the life of the Telemetry.
+func (t *Telemetry) ObserveTopics(h interface{ Topics() int }) {
+	t.state.mu.Lock()
+	t.state.topics = append(t.state.topics, h.Topics)
 	t.state.mu.Unlock()
 }
 
@@ -60,6 +89,8 @@ func (t *Telemetry) stateInstruments() error {
 	}
 	conns := gauge("peerwire.jsonrpc.connections", "{connection}", "Open connections of the Peers observed.")
 	sessions := gauge("peerwire.jsonrpc.sessions", "{session}", "Sessions held by the session servers observed.")
+	websockets := gauge("peerwire.jsonrpc.websocket.connections", "{connection}", "Connections served by the WebSocket servers observed.")
+	topics := gauge("peerwire.jsonrpc.topics", "{topic}", "Topics open in the hubs observed.")
 	inBytes := gauge("peerwire.jsonrpc.inbound.queued", "By", "Bytes of inbound requests queued or being served.")
 	inLimit := gauge("peerwire.jsonrpc.inbound.limit", "By", "The inbound budgets (Options.MaxQueuedBytes), summed.")
 	outBytes := gauge("peerwire.jsonrpc.outbound.queued", "By", "Bytes of messages queued or being written.")
@@ -68,6 +99,13 @@ func (t *Telemetry) stateInstruments() error {
 	active := gauge("peerwire.jsonrpc.handlers.active", "{job}", "Inbound jobs being served, parked ones included.")
 	parked := gauge("peerwire.jsonrpc.handlers.parked", "{handler}", "Handlers waiting for a reply to a call of their own.")
 	pending := gauge("peerwire.jsonrpc.calls.pending", "{call}", "Calls sent and awaiting their reply.")
+	var err error
+	t.state.slow, err = m.Int64Counter("peerwire.jsonrpc.slow_consumers", metric.WithUnit("{connection}"),
+		metric.WithDescription("Connections of the Peers observed that ended because the remote side did not read (jsonrpc.ErrSlowConsumer)."))
+	errs = append(errs, err)
+	t.state.reconnects, err = m.Int64Counter("peerwire.jsonrpc.reconnect.attempts", metric.WithUnit("{attempt}"),
+		metric.WithDescription("Attempts to connect again of the WebSocket clients observed: one after a connection ends, one after each failed attempt."))
+	errs = append(errs, err)
 	pushBack, err := m.Float64ObservableCounter("peerwire.jsonrpc.push_back.duration", metric.WithUnit("s"),
 		metric.WithDescription("Time the read loops spent not reading because the inbound queue was over its budget."))
 	errs = append(errs, err)
@@ -92,12 +130,10 @@ func (t *Telemetry) stateInstruments() error {
 			sum.Pending += s.Pending
 			sum.PushBack += s.PushBack
 		}
-		n := 0
-		for _, f := range t.state.sessions {
-			n += f()
-		}
 		o.ObserveInt64(conns, int64(len(t.state.peers)), metric.WithAttributes(attrSystem))
-		o.ObserveInt64(sessions, int64(n), metric.WithAttributes(attrSystem))
+		o.ObserveInt64(sessions, int64(sum0(t.state.sessions)), metric.WithAttributes(attrSystem))
+		o.ObserveInt64(websockets, int64(sum0(t.state.websockets)), metric.WithAttributes(attrSystem))
+		o.ObserveInt64(topics, int64(sum0(t.state.topics)), metric.WithAttributes(attrSystem))
 		for g, v := range map[metric.Int64ObservableUpDownCounter]int{
 			inBytes: sum.QueuedBytes, inLimit: sum.MaxQueuedBytes, outBytes: sum.OutboundBytes, outLimit: sum.MaxOutboundBytes,
 			queued: sum.Queued, active: sum.Active, parked: sum.Parked, pending: sum.Pending,
@@ -106,9 +142,18 @@ func (t *Telemetry) stateInstruments() error {
 		}
 		o.ObserveFloat64(pushBack, t.state.retired+sum.PushBack.Seconds(), metric.WithAttributes(attrSystem))
 		return nil
-	}, conns, sessions, inBytes, inLimit, outBytes, outLimit, queued, active, parked, pending, pushBack)
+	}, conns, sessions, websockets, topics, inBytes, inLimit, outBytes, outLimit, queued, active, parked, pending, pushBack)
 	if err != nil {
 		return fmt.Errorf("otel: failed to register the state callback: %w", err)
 	}
 	return nil
+}
+
+// sum0 returns the sum of what the counters fs read.
+func sum0(fs []func() int) int {
+	n := 0
+	for _, f := range fs {
+		n += f()
+	}
+	return n
 }

@@ -10,8 +10,10 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // ScopeName is the instrumentation scope of the spans and metrics.
@@ -26,16 +28,20 @@ var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5,
 // number of Peers.
 type Telemetry struct {
 	tracer         trace.Tracer
+	tracing        bool // tracer is not a no-op one: its spans may record or carry a parent
+	inert          bool // a no-op tracer, no-op histograms, no trace context: nothing to intercept
 	meter          metric.Meter
 	methods        map[string]*methodOpts
 	topics         map[string]struct{} // Options.Topics
 	other          *methodOpts
 	tc             *TraceContextDialect
 	prop           propagation.TextMapPropagator
+	w3c            bool // prop is the default W3C one, which needs a valid span context and a traceparent
 	serverAttrs    []attribute.KeyValue
 	serverDuration metric.Float64Histogram
 	clientDuration metric.Float64Histogram
 	state          state
+	peers          peerAddrs
 }
 
 // New returns the telemetry opts configure (at most one Options; none
@@ -58,6 +64,8 @@ func New(opts ...Options) (*Telemetry, error) {
 		mp = otelapi.GetMeterProvider()
 	}
 	t.tracer = tp.Tracer(ScopeName)
+	_, noopTracer := t.tracer.(tracenoop.Tracer)
+	t.tracing = !noopTracer
 	t.meter = mp.Meter(ScopeName)
 	t.topics = make(map[string]struct{}, len(o.Topics))
 	for _, name := range o.Topics {
@@ -72,7 +80,7 @@ func New(opts ...Options) (*Telemetry, error) {
 		}
 		t.prop = t.tc.Propagator
 		if t.prop == nil {
-			t.prop = propagation.TraceContext{}
+			t.prop, t.w3c = propagation.TraceContext{}, true
 		}
 	}
 	if o.ServerAddress != "" {
@@ -99,6 +107,9 @@ func New(opts ...Options) (*Telemetry, error) {
 	if err := t.stateInstruments(); err != nil {
 		return nil, err
 	}
+	_, noopServer := t.serverDuration.(metricnoop.Float64Histogram)
+	_, noopClient := t.clientDuration.(metricnoop.Float64Histogram)
+	t.inert = !t.tracing && noopServer && noopClient && t.tc == nil
 	return t, nil
 }
 
@@ -107,60 +118,100 @@ func New(opts ...Options) (*Telemetry, error) {
 // serves (a SERVER span, rpc.server.call.duration), the elements of
 // batches included. Put it first in Options.Interceptors, so that the
 // others run inside its span.
-func (t *Telemetry) Interceptor() jsonrpc.Interceptor { return t.intercept }
+//
+// It is nil when the Telemetry can record nothing and carries nothing: a
+// no-op TracerProvider and MeterProvider (go.opentelemetry.io/otel's
+// trace/noop and metric/noop) and no TraceContext. jsonrpc.Options skips
+// a nil Interceptor, so that such a Peer costs what one without the
+// module does (TestNoopInterceptorIsNil). The global providers, which an
+// SDK may replace at any time, always get an Interceptor.
+func (t *Telemetry) Interceptor() jsonrpc.Interceptor {
+	if t.inert {
+		return nil
+	}
+	return t.intercept
+}
 
 func (t *Telemetry) intercept(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
-	start := time.Now()
 	m := t.methodOf(info.Method)
-	side := &m.server
+	side, h := &m.server, t.serverDuration
 	if info.Outbound {
-		side = &m.client
+		side, h = &m.client, t.clientDuration
 	} else if t.tc != nil {
 		ctx = t.extract(ctx, info.Params)
 	}
-	ctx, span := t.tracer.Start(ctx, m.spanName, side.start...)
-	recording := span.IsRecording()
-	if recording {
-		span.SetAttributes(attrVersion)
-		if !m.known {
-			span.SetAttributes(keyMethodOriginal.String(info.Method))
-		}
-		if !info.ID.IsZero() && !info.ID.IsNull() {
-			span.SetAttributes(keyRequestID.String(requestID(info.ID)))
-		}
-		if info.Outbound && len(t.serverAttrs) > 0 {
-			span.SetAttributes(t.serverAttrs...)
+	// Nothing below allocates, nor reads the clock, for what is not
+	// recorded: no span with a no-op tracer, no time with a disabled
+	// histogram (TestNoopAllocations).
+	measure := h.Enabled(ctx)
+	var start time.Time
+	if measure {
+		start = time.Now()
+	}
+	var span trace.Span
+	recording := false
+	if t.tracing {
+		ctx, span = t.tracer.Start(ctx, m.spanName, side.start...)
+		if recording = span.IsRecording(); recording {
+			t.setAttributes(span, m, info)
 		}
 	}
 	if info.Outbound && t.tc != nil {
 		info.Params = t.inject(ctx, info.Params)
 	}
 	result, err := next(ctx)
-	h := t.serverDuration
-	if info.Outbound {
-		h = t.clientDuration
-	}
 	if err == nil {
-		if h.Enabled(ctx) {
-			h.Record(ctx, time.Since(start).Seconds(), side.ok)
+		if measure {
+			h.Record(ctx, time.Since(start).Seconds(), side.ok...)
 		}
-		span.End()
+		if span != nil {
+			span.End()
+		}
 		return result, err
 	}
-	code, errType := classify(err, info.Outbound)
+	if measure || recording {
+		t.failed(ctx, span, recording, h, measure, start, m, info.Outbound, err)
+	}
+	if span != nil {
+		span.End()
+	}
+	return result, err
+}
+
+// setAttributes sets the attributes of a recording span that are not
+// among its start options.
+func (t *Telemetry) setAttributes(span trace.Span, m *methodOpts, info *jsonrpc.CallInfo) {
+	var buf [6]attribute.KeyValue
+	attrs := append(buf[:0], attrVersion)
+	attrs = append(attrs, t.peers.of(info.Peer)...)
+	if !m.known {
+		attrs = append(attrs, keyMethodOriginal.String(info.Method))
+	}
+	if !info.ID.IsZero() && !info.ID.IsNull() {
+		attrs = append(attrs, keyRequestID.String(requestID(info.ID)))
+	}
+	span.SetAttributes(attrs...)
+	if info.Outbound && len(t.serverAttrs) > 0 {
+		span.SetAttributes(t.serverAttrs...)
+	}
+}
+
+// failed records a call that ended with err: its duration point (when
+// measure) with error.type and rpc.response.status_code, and the span's status
+// and attributes (when recording).
+func (t *Telemetry) failed(ctx context.Context, span trace.Span, recording bool, h metric.Float64Histogram, measure bool, start time.Time, m *methodOpts, outbound bool, err error) {
+	code, errType := classify(err, outbound)
 	errAttrs := []attribute.KeyValue{keyErrorType.String(errType)}
 	if code != "" {
 		errAttrs = append(errAttrs, keyStatusCode.String(code))
 	}
-	if h.Enabled(ctx) {
+	if measure {
 		h.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(append(errAttrs, attrSystem, keyMethod.String(m.name))...))
 	}
 	if recording {
 		span.SetAttributes(errAttrs...)
 		span.SetStatus(codes.Error, err.Error())
 	}
-	span.End()
-	return result, err
 }
 
 // methodOpts are what a method's spans and points start with, made once.
@@ -172,7 +223,7 @@ type methodOpts struct {
 
 type sideOpts struct {
 	start []trace.SpanStartOption
-	ok    metric.MeasurementOption // the point of a call that succeeded
+	ok    []metric.RecordOption // the point of a call that succeeded, a slice made once
 }
 
 func newMethodOpts(name string, known bool) *methodOpts {
@@ -181,7 +232,7 @@ func newMethodOpts(name string, known bool) *methodOpts {
 		m.spanName = "jsonrpc"
 	}
 	attrs := trace.WithAttributes(attrSystem, keyMethod.String(name))
-	ok := metric.WithAttributeSet(attribute.NewSet(attrSystem, keyMethod.String(name)))
+	ok := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrSystem, keyMethod.String(name)))}
 	m.client = sideOpts{start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), attrs}, ok: ok}
 	m.server = sideOpts{start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), attrs}, ok: ok}
 	return m

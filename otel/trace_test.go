@@ -70,7 +70,7 @@ func TestOtherMethod(t *testing.T) {
 }
 
 // TestErrorStatus: a JSON-RPC error sets the span status to Error, and
-// rpc.status_code and error.type to its code as a string, on both sides: a
+// rpc.response.status_code and error.type to its code as a string, on both sides: a
 // code the handler chose, a plain error (Internal error to the client) and
 // a method the server does not have.
 func TestErrorStatus(t *testing.T) {
@@ -94,8 +94,8 @@ func TestErrorStatus(t *testing.T) {
 			}
 			for _, s := range r.waitSpans(t, 2) {
 				got := attrs(s.Attributes())
-				if got["rpc.status_code"] != c.code || got["error.type"] != c.code || s.Status().Code != codes.Error || s.Status().Description == "" {
-					t.Errorf("%v span: %v, status %v; want rpc.status_code and error.type %s, status Error with a description", s.SpanKind(), got, s.Status(), c.code)
+				if got["rpc.response.status_code"] != c.code || got["error.type"] != c.code || s.Status().Code != codes.Error || s.Status().Description == "" {
+					t.Errorf("%v span: %v, status %v; want rpc.response.status_code and error.type %s, status Error with a description", s.SpanKind(), got, s.Status(), c.code)
 				}
 			}
 		})
@@ -143,7 +143,7 @@ func TestBatchElementSpans(t *testing.T) {
 		got := attrs(s.Attributes())
 		count[s.SpanKind().String()+" "+s.Name()]++
 		wantErr := s.Name() == "fail"
-		if (s.Status().Code == codes.Error) != wantErr || wantErr && got["rpc.status_code"] != "-32602" {
+		if (s.Status().Code == codes.Error) != wantErr || wantErr && got["rpc.response.status_code"] != "-32602" {
 			t.Errorf("%v span %q: %v, status %v", s.SpanKind(), s.Name(), got, s.Status())
 		}
 		if _, hasID := got["jsonrpc.request.id"]; hasID == (s.Name() == "note") {
@@ -173,11 +173,11 @@ func TestCancelledCallSpans(t *testing.T) {
 	}
 	spans := r.waitSpans(t, 2)
 	c := attrs(byKind(t, spans, trace.SpanKindClient).Attributes())
-	if c["error.type"] != "context.Canceled" || c["rpc.status_code"] != "" {
-		t.Errorf("client span: %v, want error.type context.Canceled and no rpc.status_code", c)
+	if c["error.type"] != "context.Canceled" || c["rpc.response.status_code"] != "" {
+		t.Errorf("client span: %v, want error.type context.Canceled and no rpc.response.status_code", c)
 	}
 	s := attrs(byKind(t, spans, trace.SpanKindServer).Attributes())
-	if s["error.type"] != "-32800" || s["rpc.status_code"] != "-32800" {
-		t.Errorf("server span: %v, want error.type and rpc.status_code -32800", s)
+	if s["error.type"] != "-32800" || s["rpc.response.status_code"] != "-32800" {
+		t.Errorf("server span: %v, want error.type and rpc.response.status_code -32800", s)
 	}
 }

@@ -306,6 +306,17 @@ func (c *Conn) Write(msg []byte) error {
 	return nil
 }
 
+// RemoteAddr returns the remote address of the reader the Conn was made
+// on, when it is a net.Conn (a TCP or Unix socket), or nil. It implements
+// jsonrpc.RemoteAddresser (network.peer.address in the otel module's
+// spans).
+func (c *Conn) RemoteAddr() net.Addr {
+	if nc, ok := c.r.(interface{ RemoteAddr() net.Addr }); ok {
+		return nc.RemoteAddr()
+	}
+	return nil
+}
+
 // MaxMessageSize returns the cap on an incoming message that the Conn reads
 // with (Options.MaxMessageSize, or its default), or 0 if it has none. It
 // implements jsonrpc.Limiter: a remote side configured alike refuses a

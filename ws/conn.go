@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"sync"
 	"sync/atomic"
 
@@ -75,6 +76,7 @@ type Conn struct {
 	// handshake that coder/websocket would wait 5 s for; nil for a Conn
 	// made by NewConn, whose transport ws cannot reach.
 	transport io.ReadWriteCloser
+	remote    net.Addr // the other side's address, when Dial or Accept knew it
 }
 
 var _ jsonrpc.Conn = (*Conn)(nil)
@@ -141,6 +143,14 @@ func (c *Conn) Write(msg []byte) error {
 }
 
 var _ jsonrpc.Limiter = (*Conn)(nil)
+
+// RemoteAddr returns the address of the other side of the connection: the
+// server's for a Conn that Dial or a Client made (as net/http's transport
+// reports the connection it got to httptrace; nil with a RoundTripper that
+// does not), the client's for one that Accept or Server made; nil for a
+// Conn made by NewConn, whose connection ws cannot reach. It implements jsonrpc.RemoteAddresser (network.peer.address in
+// the otel module's spans; TestNetworkPeerAttributes).
+func (c *Conn) RemoteAddr() net.Addr { return c.remote }
 
 // MaxMessageSize returns the Conn's read limit, Options.MaxMessageSize: a
 // remote side configured alike refuses a message longer than that (close

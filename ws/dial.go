@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 
 	"github.com/coder/websocket"
 	"github.com/peerwire/jsonrpc"
@@ -64,6 +65,11 @@ func dial(ctx context.Context, url string, o DialOptions) (*jsonrpc.Peer, *Conn,
 	}
 	conn := new(Conn)
 	conn.listen(&do.OnPingReceived, &do.OnPongReceived)
+	// The connection's remote address, for Conn.RemoteAddr: net/http
+	// hands the connection of the upgrade to the trace.
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) {
+		conn.remote = ci.Conn.RemoteAddr()
+	}})
 	c, resp, err := websocket.Dial(ctx, url, do)
 	if err != nil {
 		if se := statusError(resp); se != nil {

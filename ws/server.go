@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/internal/hostguard"
+	"github.com/peerwire/jsonrpc/internal/netaddr"
 )
 
 // Server is an http.Handler that upgrades each request to a WebSocket and
@@ -170,6 +171,9 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
 	var transport io.ReadWriteCloser
 	if hw.conn != nil {
 		transport = hw.conn
+		conn.remote = hw.conn.RemoteAddr()
+	} else {
+		conn.remote = netaddr.OfRequest(r) // a ResponseWriter that hid its connection
 	}
 	return conn.init(c, transport, &o), nil
 }
@@ -192,6 +196,16 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 func (h *hijackRecorder) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+// Connections returns the connections ServeHTTP is serving now, those
+// whose handshake is under way included: what MaxConnections bounds (a
+// Conn that Accept made for its caller to run is not counted). For
+// metrics (the otel module's ObserveWebSockets); safe to call at any time.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active
+}
 
 // admit counts a new connection, or refuses it when full or shutting down.
 func (s *Server) admit() bool {

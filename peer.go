@@ -44,13 +44,12 @@ import (
 //   - One writer goroutine writes whole messages in order; a failed write
 //     ends the connection. See the package doc for flow control.
 type Peer struct {
-	conn     Conn
-	handler  Handler
-	opts     Options
-	log      *slog.Logger
-	panicLog *slog.Logger // log, or slog.Default when Options.Logger is not set
+	conn    Conn
+	handler Handler
+	opts    Options
+	log     *slog.Logger
 
-	panicLogged    atomic.Int64 // when panicLog last logged a panic, if it is the fallback (UnixNano)
+	panicLogged    atomic.Int64 // when logPanic last wrote to the slog.Default fallback (UnixNano)
 	panicsUnlogged atomic.Int64 // panics not logged since, at most one a second going to the fallback
 
 	ctx    context.Context // lifetime: ends with the connection; carries the Peer
@@ -72,19 +71,22 @@ type Peer struct {
 	readDone chan struct{}
 
 	mu          sync.Mutex
-	readStopped bool           // no goroutine may join wg any more
-	ended       bool           // end has run the hooks
-	eof         error          // the remote ended its stream cleanly: drain, then end
-	eofSeen     chan struct{}  // closed when eof is set
-	drainTimer  *time.Timer    // ends the Peer once draining after a clean Gone is over (see endAfterDrain)
-	endHooks    map[int]func() // run once the connection has ended
-	nextHook    int
-	endOnce     sync.Once
-	readStarted atomic.Bool           // beside endOnce, in its padding: see TestPeerSizeClass
-	endErr      atomic.Pointer[error] // set first thing when the connection ends
-	done        chan struct{}         // closed when the connection has ended
-	cause       error                 // why it ended; nil after a clean end
-	closeErr    error                 // what conn.Close returned
+	readStopped bool // no goroutine may join wg any more
+	ended       bool // end has run the hooks
+	// panicFallback: no Logger was set, so handlers' panics go to
+	// slog.Default, bounded (logPanic). Set once, before any handler runs.
+	panicFallback bool
+	eof           error          // the remote ended its stream cleanly: drain, then end
+	eofSeen       chan struct{}  // closed when eof is set
+	drainTimer    *time.Timer    // ends the Peer once draining after a clean Gone is over (see endAfterDrain)
+	endHooks      map[int]func() // run once the connection has ended
+	nextHook      int
+	endOnce       sync.Once
+	readStarted   atomic.Bool           // beside endOnce, in its padding: see TestPeerSizeClass
+	endErr        atomic.Pointer[error] // set first thing when the connection ends
+	done          chan struct{}         // closed when the connection has ended
+	cause         error                 // why it ended; nil after a clean end
+	closeErr      error                 // what conn.Close returned
 }
 
 // errLocalClose is the cause recorded when Close ends the connection.
@@ -145,10 +147,8 @@ func newPeer(conn Conn, opts []Options) *Peer {
 		eofSeen:  make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	p.log, p.panicLog = p.opts.Logger, p.opts.Logger
-	if o.Logger == nil {
-		p.panicLog = slog.Default() // a handler's panic is the program's bug: never silent
-	}
+	p.log = p.opts.Logger
+	p.panicFallback = o.Logger == nil // a handler's panic is the program's bug: never silent
 	if w, ok := conn.(Watcher); ok {
 		p.watcher, p.gone = w, w.Gone()
 	}

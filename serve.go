@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"log/slog"
 	"runtime/debug"
 	"time"
 )
@@ -138,7 +139,7 @@ func (p *Peer) recoverHandler(ctx context.Context, method string, result *any, e
 // calls make a handler panic cannot flood the process's log
 // (TestReviewPanicLogIsBounded).
 func (p *Peer) logPanic(ctx context.Context, method string, r any) {
-	if p.panicLog == p.log {
+	if !p.panicFallback {
 		p.log.ErrorContext(ctx, "jsonrpc: handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()))
 		return
 	}
@@ -148,6 +149,6 @@ func (p *Peer) logPanic(ctx context.Context, method string, r any) {
 		p.panicsUnlogged.Add(1)
 		return
 	}
-	p.panicLog.ErrorContext(ctx, "jsonrpc: handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()),
+	slog.Default().ErrorContext(ctx, "jsonrpc: handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()),
 		"not_logged_before", p.panicsUnlogged.Swap(0))
 }

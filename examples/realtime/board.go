@@ -179,12 +179,15 @@ const boardTopic = "board"
 //	board.like  {id, unlike} → Note   the caller likes the note (once: again changes nothing), or
 //	                                 with unlike no longer does; error -32011 for an unknown id
 //	board.clear → {cleared: n}     error -32012 unless the page confirms
+//	board.nudge {to} → {seen}      page.nudge on a page of the user to, on any node; error -32014 if none
 //	topic.subscribe {topic: "board", since?} → {topic, epoch, seq, recovered, messages}
 //	topic.unsubscribe {topic: "board"} → true
 //
-// the method the server calls on the page that asked to clear:
+// the methods the server calls on the page that asked to clear, and on a
+// page whose user was nudged (from another node's page, through NATS):
 //
 //	page.confirm {question, notes} → bool
+//	page.nudge {from} → bool
 //
 // and the notifications pushed to every page, on every node: board.posted
 // Note, board.liked Liked (sent only when a like changed), board.cleared
@@ -214,6 +217,7 @@ func (b *Board) Mux() *jsonrpc.Mux {
 	jsonrpc.Register(m, "board.post", b.post)
 	jsonrpc.Register(m, "board.like", b.like)
 	jsonrpc.Register(m, "board.clear", b.clear)
+	jsonrpc.Register(m, "board.nudge", b.nudge)
 	describe(m)
 	return m
 }

@@ -133,4 +133,14 @@
 // jsonrpc.Group drops a member: its connection ends with a cause wrapping
 // jsonrpc.ErrSlowConsumer. When it comes back with its position, it
 // recovers from the history what it missed, if the history still holds it.
+//
+// # Tracing
+//
+// Hub.Hook (a Hook; the otel module's Telemetry.TopicHook) sees each
+// publish and each delivery to this process's subscribers, and may add to
+// the topic.message params, marshalled once per delivery
+// (TestHubHookDeliveryHasPublishContext). A Store that is a ContextStore
+// (Memory, the cluster module's HistoryStore) delivers each message with
+// its publish's context, on every node for a shared one; another Store's
+// deliveries get context.Background() (TestHubHookStoreWithoutContext).
 package topic

@@ -177,6 +177,15 @@ type Hub struct {
 	// reconnects. Default: DefaultPresenceWindow (250 ms).
 	PresenceWindow time.Duration
 
+	// Hook, if set, sees every publish and every delivery to this
+	// process's subscribers (the otel module's Telemetry.TopicHook makes
+	// them messaging spans, and carries their trace context to the
+	// subscribers and, through the cluster module's HistoryStore, to the
+	// other nodes). With a Store that is a ContextStore (Memory,
+	// cluster.HistoryStore), a delivery gets the context of its publish.
+	// Default (nil): nothing is called, and nothing more allocated.
+	Hook Hook
+
 	mu      sync.Mutex
 	topics  map[string]*hubTopic
 	quiet   *list.List    // of *hubTopic: open topics nobody follows or uses now, oldest first
@@ -227,7 +236,14 @@ func (h *Hub) Publish(ctx context.Context, topic string, data any) (Position, er
 		return Position{}, err
 	}
 	defer h.release(t)
+	var done func(Position, error)
+	if h.Hook != nil {
+		ctx, done = h.Hook.Publish(ctx, topic)
+	}
 	pos, err := t.log.Append(ctx, raw)
+	if done != nil {
+		done(pos, err)
+	}
 	if err != nil {
 		return Position{}, fmt.Errorf("topic: failed to publish on %q: %w", topic, err)
 	}

@@ -36,6 +36,7 @@ type hubTopic struct {
 	log   Log
 	err   error
 	group jsonrpc.Group
+	hook  Hook          // Hub.Hook, when the topic was opened
 	refs  int           // operations using the topic now (h.mu)
 	subs  int           // connections following it, or subscribing (h.mu)
 	quiet *list.Element // in h.quiet while nobody holds it (h.mu)
@@ -79,7 +80,7 @@ func (h *Hub) acquire(ctx context.Context, name string) (*hubTopic, error) {
 			return nil, fmt.Errorf("topic: cannot open %.40q: %w (Hub.MaxTopics is %d)", name, ErrTooManyTopics, max)
 		}
 	}
-	t = &hubTopic{name: name, ready: make(chan struct{}), refs: 1}
+	t = &hubTopic{name: name, ready: make(chan struct{}), refs: 1, hook: h.Hook}
 	t.group.MaxQueue = h.MaxQueue
 	if h.topics == nil {
 		h.topics = make(map[string]*hubTopic)
@@ -91,7 +92,7 @@ func (h *Hub) acquire(ctx context.Context, name string) (*hubTopic, error) {
 	}
 	h.mu.Unlock()
 	closeLogs(done)
-	t.log, t.err = st.Open(ctx, name, t.deliver)
+	t.log, t.err = t.open(ctx, st)
 	if t.err != nil {
 		t.err = fmt.Errorf("topic: failed to open %q: %w", name, t.err)
 		h.mu.Lock()
@@ -235,9 +236,35 @@ func closeLogs(logs []Log) {
 	}
 }
 
+// open opens the topic's log in st: with the deliveries' context when
+// the topic has a hook and st can give it.
+func (t *hubTopic) open(ctx context.Context, st Store) (Log, error) {
+	if t.hook == nil {
+		return st.Open(ctx, t.name, t.deliver)
+	}
+	if cs, ok := st.(ContextStore); ok {
+		return cs.OpenContext(ctx, t.name, t.deliverCtx)
+	}
+	return st.Open(ctx, t.name, func(pos Position, data json.RawMessage) {
+		t.deliverCtx(context.Background(), pos, data)
+	})
+}
+
 // deliver sends one message of the topic's log to its subscribers.
 func (t *hubTopic) deliver(pos Position, data json.RawMessage) {
 	// Group.Notify fails only if the params cannot be marshalled, and
 	// these are a string, numbers and JSON the log was given.
 	_ = t.group.Notify(MethodMessage, Message{Topic: t.name, Epoch: pos.Epoch, Seq: pos.Seq, Data: data})
+}
+
+// deliverCtx is deliver through the topic's hook: the params are
+// marshalled once, and the hook may add to them (its trace context).
+func (t *hubTopic) deliverCtx(ctx context.Context, pos Position, data json.RawMessage) {
+	params, err := json.Marshal(Message{Topic: t.name, Epoch: pos.Epoch, Seq: pos.Seq, Data: data})
+	if err != nil {
+		return // a string, numbers and JSON the log was given: it cannot fail
+	}
+	params, done := t.hook.Deliver(ctx, t.name, pos, params)
+	_ = t.group.Notify(MethodMessage, json.RawMessage(params))
+	done()
 }

@@ -41,14 +41,24 @@ type Memory struct {
 
 // Open returns a new, empty log with a new epoch.
 func (m *Memory) Open(_ context.Context, _ string, deliver func(Position, json.RawMessage)) (Log, error) {
-	l := &memLog{maxBytes: m.MaxBytes, maxAge: m.MaxAge, deliver: deliver, epoch: rand.Text()}
+	return m.open(deliver, nil), nil
+}
+
+// OpenContext is Open with a deliver that gets, with each message, the
+// ctx its Append was given (Append delivers before it returns).
+func (m *Memory) OpenContext(_ context.Context, _ string, deliver func(context.Context, Position, json.RawMessage)) (Log, error) {
+	return m.open(nil, deliver), nil
+}
+
+func (m *Memory) open(deliver func(Position, json.RawMessage), deliverCtx func(context.Context, Position, json.RawMessage)) *memLog {
+	l := &memLog{maxBytes: m.MaxBytes, maxAge: m.MaxAge, deliver: deliver, deliverCtx: deliverCtx, epoch: rand.Text()}
 	if l.maxBytes == 0 {
 		l.maxBytes = DefaultMaxBytes
 	}
 	if l.maxAge == 0 {
 		l.maxAge = DefaultMaxAge
 	}
-	return l, nil
+	return l
 }
 
 // memLog is a Memory topic's history.
@@ -56,6 +66,8 @@ type memLog struct {
 	maxBytes int
 	maxAge   time.Duration
 	deliver  func(Position, json.RawMessage)
+	// deliverCtx, set instead of deliver by OpenContext, gets Append's ctx.
+	deliverCtx func(context.Context, Position, json.RawMessage)
 
 	mu      sync.Mutex // held while delivering, so deliveries are in seq order
 	epoch   string
@@ -72,7 +84,7 @@ type memEntry struct {
 }
 
 // Append stores data, drops what the bounds no longer hold, and delivers.
-func (l *memLog) Append(_ context.Context, data json.RawMessage) (Position, error) {
+func (l *memLog) Append(ctx context.Context, data json.RawMessage) (Position, error) {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -82,7 +94,10 @@ func (l *memLog) Append(_ context.Context, data json.RawMessage) (Position, erro
 	l.trim(now)
 	l.arm(now)
 	pos := Position{Epoch: l.epoch, Seq: l.last}
-	if l.deliver != nil {
+	switch {
+	case l.deliverCtx != nil:
+		l.deliverCtx(ctx, pos, data)
+	case l.deliver != nil:
 		l.deliver(pos, data)
 	}
 	return pos, nil

@@ -368,7 +368,7 @@ func (b *Board) pushStats() bool {
 		return false
 	}
 	b.lastStats = s.Version
-	b.notify("board.stats", s)
+	b.notify(context.Background(), "board.stats", s)
 	return true
 }
 
@@ -409,12 +409,16 @@ func (b *Board) audience(h jsonrpc.Handler, move func(*cluster.Topic, *jsonrpc.P
 
 // notify tells every page of a change: those that subscribed to the topic
 // through it (and its history), the others with a plain notification.
-func (b *Board) notify(method string, params any) {
-	if err := b.pages.Notify(method, params); err != nil {
+// ctx is the change's (a handler's, with its span: the news joins its
+// trace); the publish is bounded by writeTimeout and the board's life,
+// not by ctx's end.
+func (b *Board) notify(ctx context.Context, method string, params any) {
+	if err := b.pages.NotifyContext(ctx, method, params); err != nil {
 		b.log.Warn("broadcast failed", "method", method, "err", err)
 	}
-	ctx, cancel := context.WithTimeout(b.ctx, writeTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
+	defer context.AfterFunc(b.ctx, cancel)()
 	if _, err := b.topics.Publish(ctx, boardTopic, news{Method: method, Params: params}); err != nil {
 		b.log.Warn("broadcast failed", "topic", boardTopic, "method", method, "err", err)
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -464,7 +468,7 @@ func (b *Board) post(ctx context.Context, p struct {
 		return Note{}, b.storeFailed("post", err)
 	}
 	b.store.report(nil)
-	b.notify("board.posted", note)
+	b.notify(ctx, "board.posted", note)
 	b.pushStats()
 	b.housekeep(b.store.scrolledOff())
 	return note, nil
@@ -491,7 +495,7 @@ func (b *Board) like(ctx context.Context, p struct {
 		return Note{}, jsonrpc.NewError(CodeNoSuchID, "no such note", map[string]int64{"id": p.ID})
 	}
 	if changed {
-		b.notify("board.liked", Liked{Note: liked, By: user, Liked: !p.Unlike})
+		b.notify(ctx, "board.liked", Liked{Note: liked, By: user, Liked: !p.Unlike})
 	}
 	return liked, nil
 }
@@ -513,7 +517,7 @@ func (b *Board) clear(ctx context.Context, _ struct{}) (Cleared, error) {
 		return Cleared{}, b.storeFailed("clear", err)
 	}
 	b.housekeep(ids)
-	b.notify("board.cleared", ClearedBy{By: by})
+	b.notify(sctx, "board.cleared", ClearedBy{By: by})
 	b.pushStats()
 	return Cleared{Cleared: n}, nil
 }

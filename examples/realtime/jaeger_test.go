@@ -227,10 +227,12 @@ func services(p []*jaegerSpan) []string {
 // for each path, its spans in the right services with parent/child (or
 // link) relations:
 //
-//   - a cross-node call: alice's page → board.nudge on node 1 → NATS →
-//     node 2 → page.nudge on bob's page;
-//   - a topic publish: alice's page → board.post on node 1, published on
-//     the topic "board" → the topic.message node 3 delivers to carol's page.
+//   - a cross-node call: alice's page → board.nudge on node 1 → its
+//     cluster call page.nudge → NATS → node 2 serving it → page.nudge on
+//     bob's page;
+//   - a topic publish: alice's page → board.post on node 1 → its publish
+//     on the topic "board" (to JetStream) → the topic's process span on
+//     node 3 → the topic.message carol's page gets there.
 //
 // .ci/run builds Jaeger (.ci/jaeger) and sets JAEGER_BIN; with it set the
 // test fails, never skips, when anything it needs is missing. Without it,
@@ -284,10 +286,12 @@ func TestJaegerTraces(t *testing.T) {
 	}{
 		{"the cross-node call", ids.Nudge, [3]string{"realtime-page", "page.nudge", "server"},
 			[]string{"realtime-page", "realtime-1", "realtime-2", "realtime-page"},
-			[]string{"realtime-page/board.nudge(client)", "realtime-1/board.nudge(server)", "realtime-2/page.nudge(client)"}},
+			[]string{"realtime-page/board.nudge(client)", "realtime-1/board.nudge(server)", "realtime-1/page.nudge(client)",
+				"realtime-2/page.nudge(server)", "realtime-2/page.nudge(client)"}},
 		{"the topic publish", ids.Post, [3]string{"realtime-page", "topic.message", "server"},
 			[]string{"realtime-page", "realtime-1", "realtime-3", "realtime-page"},
-			[]string{"realtime-page/board.post(client)", "realtime-1/board.post(server)", "realtime-3/topic.message(client)"}},
+			[]string{"realtime-page/board.post(client)", "realtime-1/board.post(server)", "realtime-1/publish board(producer)",
+				"realtime-3/process board(consumer)"}},
 	} {
 		var p []*jaegerSpan
 		var spans map[string]*jaegerSpan

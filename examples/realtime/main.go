@@ -332,17 +332,19 @@ func logCalls(log *slog.Logger) jsonrpc.Interceptor {
 // board is loaded, and wait returns once the count is deleted (at most a
 // second) and the board's goroutines are done.
 func startBoard(bctx context.Context, nc *natsConn, cfg boardConfig, log *slog.Logger) (*Board, <-chan struct{}, func(), error) {
-	nodes, err := cluster.New(nc.Conn, cluster.Options{Prefix: "realtime", Logger: log})
+	nodes, err := cluster.New(nc.Conn, cluster.Options{Prefix: "realtime", Logger: log, Hook: cfg.Telemetry.clusterHook()})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	hist, err := cluster.NewHistoryStore(nc.Conn, cluster.HistoryOptions{Prefix: "realtime", Replicas: cfg.Replicas})
+	hist, err := cluster.NewHistoryStore(nc.Conn, cluster.HistoryOptions{Prefix: "realtime", Replicas: cfg.Replicas,
+		Hook: cfg.Telemetry.clusterHook()})
 	if err != nil {
 		nodes.Close()
 		return nil, nil, nil, err
 	}
 	st := newStore(log, cfg.Replicas, nc.Conn)
 	board := NewBoard(log, st, nodes, hist, nc, cfg.URL, kvKey(nodes.ID()))
+	board.topics.Hook = cfg.Telemetry.topicHook()
 	board.ctx = bctx
 	var wg sync.WaitGroup
 	wg.Go(func() { st.run(bctx, nc.Conn, cfg.URL) })

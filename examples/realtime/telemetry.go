@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/peerwire/jsonrpc"
+	"github.com/peerwire/jsonrpc/cluster"
 	jotel "github.com/peerwire/jsonrpc/otel"
+	"github.com/peerwire/jsonrpc/topic"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -96,7 +98,8 @@ func startTelemetry(cfg otlpConfig, addr string) (*telemetry, error) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	tel, err := jotel.New(jotel.Options{TracerProvider: tp, Methods: methods, TraceContext: jotel.MCPTraceContext})
+	tel, err := jotel.New(jotel.Options{TracerProvider: tp, Methods: methods, Topics: []string{boardTopic},
+		TraceContext: jotel.MCPTraceContext})
 	if err != nil {
 		tp.Shutdown(context.Background())
 		return nil, err
@@ -114,6 +117,26 @@ func (t *telemetry) peerOptions(o jsonrpc.Options) jsonrpc.Options {
 	o.Interceptors = append([]jsonrpc.Interceptor{t.tel.Interceptor()}, o.Interceptors...)
 	o.OnConnect = t.tel.Observe
 	return o
+}
+
+// clusterHook is the hook of the node's cluster.Node and HistoryStore:
+// spans of the broadcasts, calls and history across NATS, with the trace
+// context in the NATS headers. nil when off.
+func (t *telemetry) clusterHook() cluster.Hook {
+	if t == nil {
+		return nil
+	}
+	return t.tel.ClusterHook()
+}
+
+// topicHook is the hook of the topic "board"'s Hub: a span of each
+// publish and of each delivery, which carries the trace to the pages.
+// nil when off.
+func (t *telemetry) topicHook() topic.Hook {
+	if t == nil {
+		return nil
+	}
+	return t.tel.TopicHook()
 }
 
 // shutdown exports what is left, within flushTimeout.

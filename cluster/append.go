@@ -42,8 +42,15 @@ const (
 // file) and returns JetStream's ack: it stops at the first ack, at an
 // error that another attempt would not change, when ctx ends, or after
 // appendRetryFor.
-func (l *streamLog) publish(ctx context.Context, data []byte) (*jetstream.PubAck, error) {
+func (l *streamLog) publish(ctx context.Context, data []byte) (_ *jetstream.PubAck, err error) {
 	start := time.Now()
+	m := &nats.Msg{Subject: l.subject, Data: data}
+	if hook := l.s.opts.Hook; hook != nil {
+		m.Header = nats.Header{}
+		var end func(error)
+		ctx, end = hook.Start(ctx, OpAppend, l.topic, "", m.Header)
+		defer func() { end(err) }()
+	}
 	ctx, cancel := context.WithTimeout(ctx, appendRetryFor)
 	defer cancel()
 	opts := []jetstream.PublishOpt{
@@ -54,7 +61,7 @@ func (l *streamLog) publish(ctx context.Context, data []byte) (*jetstream.PubAck
 	wait := appendBackoffMin
 	for attempt := 1; ; attempt++ {
 		actx, acancel := context.WithTimeout(ctx, appendAttempt)
-		ack, err := l.js.Publish(actx, l.subject, data, opts...)
+		ack, err := l.js.PublishMsg(actx, m, opts...)
 		acancel()
 		if err == nil {
 			return ack, nil

@@ -121,6 +121,19 @@
 // was cut off are lost for its members. A cross-node Call or Notify made
 // while the connection is down waits for its ctx.
 //
+// # Tracing
+//
+// Options.Hook and HistoryOptions.Hook (a Hook; the otel module's
+// Telemetry.ClusterHook) see every broadcast, call and notification that
+// crosses NATS, on the node that sends it and on the node that gets it,
+// with the NATS message's headers, so that a trace goes from node to
+// node; and the stream messages a HistoryStore appends and delivers, so
+// that a topic.Hub's publish on one node and its deliveries on the others
+// are in one trace. Topic.NotifyContext gives a broadcast its context.
+// Without a Hook nothing is called and nothing more allocated
+// (TestHookTopicAcrossNodes, TestHookCallAcrossNodes,
+// TestHookNotifyAcrossNodes, TestHistoryHookCarriesContext).
+//
 // # Limits
 //
 // A message over the NATS server's max_payload (1 MiB unless configured):

@@ -41,6 +41,15 @@ type HistoryOptions struct {
 	// Memory keeps the streams in the NATS servers' memory rather than in
 	// files: lost when a server restarts. Default: false (file storage).
 	Memory bool
+
+	// Hook, if set, carries the context of each Append (a topic.Hub's
+	// publish, whose Hub.Hook spans it) in the stream message's headers
+	// (OpAppend), and gives each delivery, on every node, the context it
+	// reads back from them (OpFollow) through OpenContext (the otel
+	// module's Telemetry.ClusterHook: the W3C trace context). Default
+	// (nil): messages carry no header of the store's but Nats-Msg-Id, and
+	// nothing is called.
+	Hook Hook
 }
 
 // A HistoryStore is a topic.Store that keeps each topic's history in a
@@ -137,8 +146,22 @@ func NewHistoryStore(nc *nats.Conn, opts ...HistoryOptions) (*HistoryStore, erro
 // from its end if there is one, else watching for its first message. It
 // makes nothing in JetStream: the first Append makes the stream.
 func (s *HistoryStore) Open(ctx context.Context, name string, deliver func(topic.Position, json.RawMessage)) (topic.Log, error) {
+	return s.open(ctx, name, &streamLog{deliver: deliver})
+}
+
+// OpenContext is Open with a deliver that gets, with each message, the
+// context HistoryOptions.Hook reads from the message's headers (OpFollow;
+// context.Background() without a Hook): a topic.Hub with a Hook uses it,
+// so that a delivery on any node has the context of its publish.
+func (s *HistoryStore) OpenContext(ctx context.Context, name string, deliver func(context.Context, topic.Position, json.RawMessage)) (topic.Log, error) {
+	return s.open(ctx, name, &streamLog{deliverCtx: deliver})
+}
+
+// open opens l, which has its deliver or deliverCtx set, as the log of
+// name.
+func (s *HistoryStore) open(ctx context.Context, name string, l *streamLog) (topic.Log, error) {
 	tok := s.token(name)
-	l := &streamLog{s: s, js: s.js, topic: name, name: s.stream + tok, subject: s.prefix + tok, deliver: deliver, epoch: absentEpoch}
+	l.s, l.js, l.topic, l.name, l.subject, l.epoch = s, s.js, name, s.stream+tok, s.prefix+tok, absentEpoch
 	l.ctx, l.end = context.WithCancel(context.Background())
 	st, err := s.js.Stream(ctx, l.name)
 	l.mu.Lock()

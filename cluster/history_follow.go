@@ -126,9 +126,26 @@ func (l *streamLog) onMessage(gen int, m jetstream.Msg) {
 	}
 	l.delivered = seq
 	l.high = max(l.high, seq)
-	if l.deliver != nil {
-		l.deliver(topic.Position{Epoch: l.epoch, Seq: seq}, m.Data())
+	pos := topic.Position{Epoch: l.epoch, Seq: seq}
+	switch {
+	case l.deliverCtx != nil:
+		l.deliverFollowed(pos, m)
+	case l.deliver != nil:
+		l.deliver(pos, m.Data())
 	}
+}
+
+// deliverFollowed hands m to deliverCtx, with the context the store's
+// hook reads from its headers. l.mu held.
+func (l *streamLog) deliverFollowed(pos topic.Position, m jetstream.Msg) {
+	hook := l.s.opts.Hook
+	if hook == nil {
+		l.deliverCtx(context.Background(), pos, m.Data())
+		return
+	}
+	ctx, end := hook.Start(context.Background(), OpFollow, l.topic, "", m.Headers())
+	l.deliverCtx(ctx, pos, m.Data())
+	end(nil)
 }
 
 // onError looks at the stream when the consumer reports it may be lost.

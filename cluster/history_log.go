@@ -26,8 +26,11 @@ type streamLog struct {
 	name    string // the stream's
 	subject string
 	deliver func(topic.Position, json.RawMessage)
-	ctx     context.Context // ended by Close: checks in flight give up
-	end     context.CancelFunc
+	// deliverCtx, set instead of deliver by OpenContext, gets each
+	// message's context (HistoryOptions.Hook, OpFollow).
+	deliverCtx func(context.Context, topic.Position, json.RawMessage)
+	ctx        context.Context // ended by Close: checks in flight give up
+	end        context.CancelFunc
 
 	mu        sync.Mutex
 	closed    bool

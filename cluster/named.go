@@ -16,6 +16,7 @@ import (
 // holding is a name held on this node: the Peers registered under it, in
 // registration order, and the node's two subscriptions for it.
 type holding struct {
+	name   string // the name, as Register got it
 	regs   []*registration
 	group  jsonrpc.Group      // the holders, for Notify
 	notify *nats.Subscription // prefix.peer.<name>: every holding node
@@ -62,7 +63,7 @@ func (n *Node) Register(name string, p *jsonrpc.Peer) (unregister func()) {
 	}
 	h := n.names[tok]
 	if h == nil {
-		h = &holding{}
+		h = &holding{name: name}
 		h.group.MaxQueue = n.maxQueue
 		h.notify = n.subscribe(n.prefix+"peer."+tok, "")
 		h.call = n.subscribe(n.prefix+"call."+tok, "call")
@@ -138,7 +139,7 @@ func (n *Node) holder(tok string) *jsonrpc.Peer {
 // Peer's Call, which sends the cancel notification of that Peer's
 // Options.Cancel dialect (jsonrpc.LSPCancel, say) to the remote side. While
 // NATS is down, a call to a name held elsewhere waits for ctx.
-func (n *Node) Call(ctx context.Context, name, method string, params, result any) error {
+func (n *Node) Call(ctx context.Context, name, method string, params, result any) (err error) {
 	if n.isClosed() {
 		return ErrClosed
 	}
@@ -158,6 +159,15 @@ func (n *Node) Call(ctx context.Context, name, method string, params, result any
 		Subject: n.prefix + "call." + tok,
 		Data:    frame(method, raw),
 		Header:  nats.Header{hdrCallID: {id}},
+	}
+	if n.hook != nil {
+		// A header of its own, which the hook sees: the one above, which
+		// it does not, stays on the stack.
+		h := nats.Header{hdrCallID: {id}}
+		var end func(error)
+		ctx, end = n.hook.Start(ctx, OpCall, name, method, h)
+		defer func() { end(err) }()
+		m.Header = h
 	}
 	if err := checkSize(n.nc, m); err != nil {
 		return fmt.Errorf("cluster: call to %q: %w", name, err)
@@ -216,7 +226,7 @@ func (n *Node) publishCancel(id string) {
 // does. ctx bounds the wait for that acknowledgement: a notification that
 // NATS routed to a node just as the name's last holder there left goes
 // unacknowledged, and Notify then returns ctx's error.
-func (n *Node) Notify(ctx context.Context, name, method string, params any) error {
+func (n *Node) Notify(ctx context.Context, name, method string, params any) (err error) {
 	if n.isClosed() {
 		return ErrClosed
 	}
@@ -233,13 +243,23 @@ func (n *Node) Notify(ctx context.Context, name, method string, params any) erro
 		m.Header = n.origin // our own copy comes back: skip it
 	}
 	n.mu.Unlock()
+	if n.hook != nil {
+		h := nats.Header{}
+		if group != nil {
+			h[hdrOrigin] = []string{n.id}
+		}
+		m.Header = h
+		var end func(error)
+		ctx, end = n.hook.Start(ctx, OpNotify, name, method, m.Header)
+		defer func() { end(err) }()
+	}
 	if err := checkSize(n.nc, m); err != nil {
 		return fmt.Errorf("cluster: notify %q: %w", name, err)
 	}
 	if group != nil {
 		// Held here: deliver directly, publish for the other holders,
 		// which need not exist, so no acknowledgement is awaited.
-		if err := group.Notify(method, paramsArg(raw)); err != nil {
+		if err := group.Notify(method, paramsArg(n.params(ctx, raw))); err != nil {
 			return err
 		}
 		if err := n.nc.PublishMsg(m); err != nil {
@@ -259,6 +279,15 @@ func (n *Node) Notify(ctx context.Context, name, method string, params any) erro
 	return nil
 }
 
+// params returns the params a Group of the node sends: raw, or what the
+// node's hook makes of them for ctx.
+func (n *Node) params(ctx context.Context, raw json.RawMessage) json.RawMessage {
+	if n.hook == nil {
+		return raw
+	}
+	return n.hook.Params(ctx, raw)
+}
+
 // deliverNamed queues a notification from NATS for the name's holders on
 // this node, and acknowledges it if the sender waits. A name no longer
 // held here is not acknowledged: another holder may be.
@@ -273,14 +302,21 @@ func (n *Node) deliverNamed(m *nats.Msg, tok string) {
 	}
 	n.mu.Lock()
 	var group *jsonrpc.Group
+	var name string
 	if h := n.names[tok]; h != nil {
-		group = &h.group
+		group, name = &h.group, h.name
 	}
 	n.mu.Unlock()
 	if group == nil {
 		return
 	}
-	if err := group.Notify(method, paramsArg(params)); err != nil {
+	ctx := context.Background()
+	if n.hook != nil {
+		var end func(error)
+		ctx, end = n.hook.Start(ctx, OpNotified, name, method, m.Header)
+		defer func() { end(err) }()
+	}
+	if err = group.Notify(method, paramsArg(n.params(ctx, params))); err != nil {
 		n.log.Debug("cluster: notification dropped", "node", n.id, "subject", m.Subject, "err", err)
 		return
 	}

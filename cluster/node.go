@@ -51,6 +51,13 @@ type Options struct {
 	// all the names it holds together; a call beyond it is answered at
 	// once with a jsonrpc.CodeOverloaded error. Default: 10000.
 	MaxCalls int
+
+	// Hook, if set, sees every broadcast, call and notification this node
+	// sends to or gets from the other nodes, with its NATS headers (the
+	// otel module's Telemetry.ClusterHook: spans, and the trace context
+	// across the NATS hop), and the params its Groups send to its Peers.
+	// Default (nil): nothing is called, and nothing more allocated.
+	Hook Hook
 }
 
 // inboxSize is the capacity of the channel into which every subscription of
@@ -73,6 +80,7 @@ type Node struct {
 	log      *slog.Logger
 	maxQueue int
 	maxCalls int
+	hook     Hook        // Options.Hook
 	origin   nats.Header // {hdrOrigin: id}, shared read-only by publishes
 
 	inbox  chan *nats.Msg   // every subscription delivers here
@@ -118,6 +126,7 @@ func New(nc *nats.Conn, opts ...Options) (*Node, error) {
 		log:      o.Logger,
 		maxQueue: o.MaxQueue,
 		maxCalls: o.MaxCalls,
+		hook:     o.Hook,
 		origin:   nats.Header{hdrOrigin: {o.NodeID}},
 		inbox:    make(chan *nats.Msg, inboxSize),
 		done:     make(chan struct{}),

@@ -24,8 +24,9 @@ func (n *Node) serveCall(m *nats.Msg, tok string) {
 	}
 	n.mu.Lock()
 	var p *jsonrpc.Peer
+	var name string
 	if h := n.names[tok]; h != nil && len(h.regs) > 0 {
-		p = h.regs[len(h.regs)-1].p
+		p, name = h.regs[len(h.regs)-1].p, h.name
 	}
 	switch {
 	case p == nil:
@@ -53,13 +54,26 @@ func (n *Node) serveCall(m *nats.Msg, tok string) {
 			cancel()
 		}()
 		var result json.RawMessage
-		err := p.Call(ctx, method, paramsArg(params), &result)
+		err := n.callHolder(ctx, p, name, method, params, m.Header, &result)
 		if errors.Is(err, jsonrpc.ErrClosed) || n.ctx.Err() != nil { // the Peer or the node has gone
 			n.replyGone(m)
 			return
 		}
 		n.reply(m, id, result, err)
 	})
+}
+
+// callHolder calls method on p, the holder of name, for a call from
+// another node whose NATS headers are header: through the node's hook,
+// whose ctx the call gets, if it has one.
+func (n *Node) callHolder(ctx context.Context, p *jsonrpc.Peer, name, method string, params json.RawMessage, header nats.Header, result *json.RawMessage) error {
+	if n.hook == nil {
+		return p.Call(ctx, method, paramsArg(params), result)
+	}
+	ctx, end := n.hook.Start(ctx, OpServe, name, method, header)
+	err := p.Call(ctx, method, paramsArg(params), result)
+	end(err)
+	return err
 }
 
 // cancelCall cancels the ctx of the served call id, if it is served here.

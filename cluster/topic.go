@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -137,6 +138,13 @@ func (t *Topic) Len() int {
 // reconnect buffer full, a closed connection) comes back after this node's
 // members got the notification: the other nodes' did not.
 func (t *Topic) Notify(method string, params any) error {
+	return t.NotifyContext(context.Background(), method, params)
+}
+
+// NotifyContext is Notify with the context of the broadcast, which the
+// node's Hook (Options.Hook) sees and may carry to the other nodes and to
+// the members (its trace context). ctx bounds nothing: Notify never waits.
+func (t *Topic) NotifyContext(ctx context.Context, method string, params any) (err error) {
 	n := t.n
 	if n.isClosed() {
 		return ErrClosed
@@ -146,6 +154,12 @@ func (t *Topic) Notify(method string, params any) error {
 		return err
 	}
 	m := &nats.Msg{Subject: t.subject, Data: frame(method, raw), Header: n.origin}
+	if n.hook != nil {
+		m.Header = nats.Header{hdrOrigin: {n.id}}
+		var end func(error)
+		ctx, end = n.hook.Start(ctx, OpPublish, t.name, method, m.Header)
+		defer func() { end(err) }()
+	}
 	if err := checkSize(n.nc, m); err != nil {
 		return fmt.Errorf("cluster: topic %q: %w", t.name, err)
 	}
@@ -153,13 +167,27 @@ func (t *Topic) Notify(method string, params any) error {
 	// reach its members in the order the other nodes get them.
 	t.pub.Lock()
 	defer t.pub.Unlock()
-	if err := t.group.Notify(method, paramsArg(raw)); err != nil {
+	if err := t.deliver(ctx, method, raw, nil); err != nil {
 		return err
 	}
 	if err := n.nc.PublishMsg(m); err != nil {
 		return publishErr(fmt.Sprintf("cluster: topic %q: delivered on this node only", t.name), err)
 	}
 	return nil
+}
+
+// deliver hands a broadcast to the topic's local members, through the
+// node's hook if it has one (header: the NATS message's, nil for this
+// node's own broadcast).
+func (t *Topic) deliver(ctx context.Context, method string, raw json.RawMessage, header nats.Header) error {
+	hook := t.n.hook
+	if hook == nil {
+		return t.group.Notify(method, paramsArg(raw))
+	}
+	ctx, end := hook.Start(ctx, OpProcess, t.name, method, header)
+	err := t.group.Notify(method, paramsArg(hook.Params(ctx, raw)))
+	end(err)
+	return err
 }
 
 // deliverTopic hands a broadcast from NATS to the topic's local members,
@@ -179,7 +207,7 @@ func (n *Node) deliverTopic(m *nats.Msg, tok string) {
 		n.log.Debug("cluster: broadcast dropped", "node", n.id, "subject", m.Subject, "err", err)
 		return
 	}
-	if err := t.group.Notify(method, paramsArg(params)); err != nil {
+	if err := t.deliver(context.Background(), method, params, m.Header); err != nil {
 		n.log.Debug("cluster: broadcast dropped", "node", n.id, "subject", m.Subject, "err", err)
 	}
 }

@@ -49,6 +49,52 @@
 // what _meta holds), and taken out of those served, as the parent of their
 // span, before the handler runs. Params that are an array carry none.
 //
+// # Topics and nodes
+//
+// TopicHook (for topic.Hub.Hook) and ClusterHook (for the cluster
+// module's Options.Hook and HistoryOptions.Hook) follow the messaging
+// spans of the same conventions v1.44.0 (docs/messaging/messaging-spans.md
+// and the messaging attribute registry; development):
+//
+//   - A publish (topic.Hub.Publish, cluster.Topic.NotifyContext) is a
+//     PRODUCER span "publish {topic}", operation type "send", name
+//     "publish": a single message sent, so the send span's context is the
+//     message's creation context, and no "create" span is made.
+//   - Its delivery to one process's subscribers (or a node's members) is a
+//     CONSUMER span "process {topic}", operation type and name "process",
+//     one per message and process, whatever the number of subscribers.
+//     Its parent is the creation context, which the conventions allow for
+//     a single message pushed to the consumer, and which puts every
+//     delivery, on every node, in the publish's trace; it also links to
+//     it, as they ask of every process span. The delivery runs in no other
+//     span (the log's or NATS's goroutine), so no ambient context is lost.
+//   - messaging.destination.name is the topic's name; {topic} is in the
+//     span's name only for the topics of Options.Topics (a name may be per
+//     user: the conventions ask for a destination of few values there),
+//     else the name is the operation alone. messaging.message.id is the
+//     message's position, "{epoch}:{seq}".
+//   - messaging.system is "peerwire.topic" (SystemTopic) for a topic.Hub
+//     and "peerwire.cluster" (SystemCluster) for a cluster.Topic: none of
+//     the conventions' well-known values applies (a Hub's history may be
+//     in the process, in topic.Memory; NATS is not on the list, and the
+//     spans describe this library's API, not a NATS client's), and a
+//     custom value is allowed.
+//   - A cluster.Node.Call or Notify that crosses NATS is an RPC CLIENT
+//     span, and its serving on the other node a SERVER span (request and
+//     reply: RPC, not messaging), child of it, in which the holder's
+//     Peer.Call runs: with the Interceptor on that Peer, the call to the
+//     page is a CLIENT span below it, and with MCPTraceContext the page
+//     gets its traceparent in params._meta.
+//
+// Across NATS the trace context goes in each message's headers:
+// "traceparent" and "tracestate" (W3C Trace Context, or
+// Options.TraceContext's Propagator), for broadcasts, calls, notifications
+// and the JetStream messages of the cluster module's HistoryStore, read
+// back on the node that delivers them. With Options.TraceContext set, the
+// notifications a broadcast sends to Peers (topic.message, a cluster
+// Group's) carry the delivery's trace context in their params, put there
+// once per broadcast; without it, the params are left as they are.
+//
 // # Logs
 //
 // LogHandler wraps a slog.Handler so that records logged with a context

@@ -21,6 +21,12 @@ type Options struct {
 	// other method is recorded as "_OTHER", its name kept in the span
 	// attribute rpc.method_original (never in a metric). Default: none.
 	Methods []string
+	// Topics are the topic names put in the names of messaging spans
+	// ("publish board"), as the conventions ask for a destination of few
+	// values; any other topic's spans are named by their operation alone
+	// ("publish"), its name kept in messaging.destination.name. Default:
+	// none.
+	Topics []string
 	// TraceContext carries the W3C trace context of calls and
 	// notifications in their params, and takes it from those served as
 	// their parent. Default: nil, nothing added to params or taken from

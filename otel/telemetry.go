@@ -28,6 +28,7 @@ type Telemetry struct {
 	tracer         trace.Tracer
 	meter          metric.Meter
 	methods        map[string]*methodOpts
+	topics         map[string]struct{} // Options.Topics
 	other          *methodOpts
 	tc             *TraceContextDialect
 	prop           propagation.TextMapPropagator
@@ -58,6 +59,10 @@ func New(opts ...Options) (*Telemetry, error) {
 	}
 	t.tracer = tp.Tracer(ScopeName)
 	t.meter = mp.Meter(ScopeName)
+	t.topics = make(map[string]struct{}, len(o.Topics))
+	for _, name := range o.Topics {
+		t.topics[name] = struct{}{}
+	}
 	for _, m := range o.Methods {
 		t.methods[m] = newMethodOpts(m, true)
 	}

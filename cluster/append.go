@@ -44,11 +44,11 @@ const (
 // appendRetryFor.
 func (l *streamLog) publish(ctx context.Context, data []byte) (_ *jetstream.PubAck, err error) {
 	start := time.Now()
-	m := &nats.Msg{Subject: l.subject, Data: data}
+	var header nats.Header // the hook's, if any
 	if hook := l.s.opts.Hook; hook != nil {
-		m.Header = nats.Header{}
+		header = nats.Header{}
 		var end func(error)
-		ctx, end = hook.Start(ctx, OpAppend, l.topic, "", m.Header)
+		ctx, end = hook.Start(ctx, OpAppend, l.topic, "", header)
 		defer func() { end(err) }()
 	}
 	ctx, cancel := context.WithTimeout(ctx, appendRetryFor)
@@ -61,7 +61,7 @@ func (l *streamLog) publish(ctx context.Context, data []byte) (_ *jetstream.PubA
 	wait := appendBackoffMin
 	for attempt := 1; ; attempt++ {
 		actx, acancel := context.WithTimeout(ctx, appendAttempt)
-		ack, err := l.js.PublishMsg(actx, m, opts...)
+		ack, err := l.attempt(actx, data, header, opts)
 		acancel()
 		if err == nil {
 			return ack, nil
@@ -79,6 +79,15 @@ func (l *streamLog) publish(ctx context.Context, data []byte) (_ *jetstream.PubA
 		}
 		wait = min(2*wait, appendBackoffMax)
 	}
+}
+
+// attempt publishes data once, with header if there is one. Without, it
+// is js.Publish, whose message can stay off the heap.
+func (l *streamLog) attempt(ctx context.Context, data []byte, header nats.Header, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if header == nil {
+		return l.js.Publish(ctx, l.subject, data, opts...)
+	}
+	return l.js.PublishMsg(ctx, &nats.Msg{Subject: l.subject, Data: data, Header: header}, opts...)
 }
 
 // newMsgID returns a message id for the attempts at one publish: 96 random

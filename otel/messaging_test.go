@@ -232,3 +232,73 @@ func TestInjectOffIsFree(t *testing.T) {
 		t.Errorf("Inject allocated %v times with TraceContext off, want 0", n)
 	}
 }
+
+// TestTopicHookFollowerTakesMeta: a topic.Follower (the Go client) takes
+// a topic.message whose params carry _meta as any other: the message
+// reaches OnMessage, its data intact.
+func TestTopicHookFollowerTakesMeta(t *testing.T) {
+	r := newRig(t)
+	tel := r.telemetry(t, otel.Options{TraceContext: otel.MCPTraceContext})
+	hub := &topic.Hub{Allow: topic.AllowAll, Hook: tel.TopicHook()}
+	defer hub.Close()
+	mux := jsonrpc.NewMux()
+	hub.Register(mux)
+	got := make(chan topic.Message, 4)
+	f := &topic.Follower{OnMessage: func(m topic.Message) { got <- m }}
+	cmux := jsonrpc.NewMux()
+	f.Register(cmux)
+	a, b := jsonrpc.Pipe()
+	server := jsonrpc.NewPeer(a, jsonrpc.Options{Handler: mux})
+	client := jsonrpc.NewPeer(b, jsonrpc.Options{Handler: cmux})
+	defer func() { client.Close(); server.Close(); client.Wait(); server.Wait() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.Subscribe(ctx, client, "board"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := publishOn(t, hub, "board"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-got:
+		if m.Topic != "board" || m.Seq != 1 || string(m.Data) != `{"n":1}` {
+			t.Errorf("OnMessage got %+v", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnMessage was not called within 10 s")
+	}
+}
+
+// TestInjectIntoGroup: Inject puts the trace context into params once,
+// and every member of a jsonrpc.Group gets it through Notify.
+func TestInjectIntoGroup(t *testing.T) {
+	r := newRig(t)
+	tel := r.telemetry(t, otel.Options{TraceContext: otel.MCPTraceContext})
+	ctx, span := r.tp.Tracer("test").Start(context.Background(), "broadcast")
+	defer span.End()
+	var g jsonrpc.Group
+	var chans []chan json.RawMessage
+	for range 2 {
+		ch := make(chan json.RawMessage, 1)
+		mux := jsonrpc.NewMux()
+		mux.HandleFunc("note", func(_ context.Context, req *jsonrpc.Request) (any, error) {
+			ch <- bytes.Clone(req.Params)
+			return nil, nil
+		})
+		a, b := jsonrpc.Pipe()
+		server, client := jsonrpc.NewPeer(a), jsonrpc.NewPeer(b, jsonrpc.Options{Handler: mux})
+		defer func() { client.Close(); server.Close(); client.Wait(); server.Wait() }()
+		g.Add(server)
+		chans = append(chans, ch)
+	}
+	if err := g.Notify("note", tel.Inject(ctx, json.RawMessage(`{"x":1}`))); err != nil {
+		t.Fatal(err)
+	}
+	sc := span.SpanContext()
+	want := `{"_meta":{"traceparent":"00-` + sc.TraceID().String() + "-" + sc.SpanID().String() + `-01"},"x":1}`
+	for i, ch := range chans {
+		if got := receive(t, ch); string(got) != want {
+			t.Errorf("member %d got %s, want %s", i, got, want)
+		}
+	}
+}

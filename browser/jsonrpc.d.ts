@@ -171,6 +171,60 @@ export interface ClientOptions {
   trace?: ((dir: 'in' | 'out', text: string) => void) | null;
   /** The WebSocket constructor; default globalThis.WebSocket. */
   WebSocket?: new (url: string | URL) => WebSocket;
+  /** Spans and W3C trace context for what the page sends and serves,
+   * through the application's tracing library (README: an adapter for
+   * @opentelemetry/api). Default null: no spans, and nothing added to
+   * what is sent. */
+  tracing?: TraceHook | null;
+}
+
+/** What the page sends, as TraceHook.send sees it. */
+export interface SendInfo {
+  method: string;
+  /** The call's id; absent for a notification. */
+  id?: string;
+  notify: boolean;
+}
+
+/** What the page serves, as TraceHook.receive sees it. */
+export interface ReceiveInfo {
+  method: string;
+  /** The call's id, as JSON.parse gives it; absent for a notification. */
+  id?: string | number | null;
+  notify: boolean;
+  /** params._meta as it came, when it is an object: where the other side
+   * put traceparent and tracestate (MCP's SEP-414, Go's
+   * otel.MCPTraceContext). */
+  meta?: { [key: string]: unknown };
+}
+
+/** An application's tracing, for Client: spans of what the page sends
+ * and serves, and the trace context that goes with what it sends.
+ * jsonrpc.js calls the hook and depends on no tracing library. Not called
+ * for the heartbeat's rpc.ping, cancel notifications or replies. */
+export interface TraceHook {
+  /** Called as a call, notification or batch element is made (a call's
+   * span lasts until it settles, waiting for a connection included; a
+   * notification's until it is sent). */
+  send?(info: SendInfo): TraceSpan | undefined | void;
+  /** Called as a call or notification from the other side arrives,
+   * before its handler or listeners run (in span.run). */
+  receive?(info: ReceiveInfo): TraceSpan | undefined | void;
+}
+
+/** One span of a TraceHook. */
+export interface TraceSpan {
+  /** send: fields merged into the params' _meta (what it holds kept,
+   * these replacing the same names), typically traceparent and
+   * tracestate; only params that are an object carry them (an array, or
+   * no params, carries none). */
+  meta?: { [key: string]: string };
+  /** receive: runs fn, the handler or the listeners, in the span's
+   * context and returns what fn returns; default fn(). */
+  run?<T>(fn: () => T): T;
+  /** Ends the span, once: error is why the call failed (an RPCError, a
+   * TimeoutError, a handler's throw, ...), undefined on success. */
+  end(error?: unknown): void;
 }
 
 export interface CallOptions {

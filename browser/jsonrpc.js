@@ -12,6 +12,7 @@
 //   rpc.handle('page.confirm', ({ question }) => confirm(question)); // the server calls the page
 //   rpc.on('board.stats', (stats) => show(stats));                 // the server's notifications
 //   const sub = await rpc.subscribe('board', { onMessage, onReset }); // topic.subscribe, recovered on reconnect
+//   new Client(url, { tracing });  // optional spans and W3C trace context in params._meta (README)
 //
 // Like the Go library's Peer it is client and server at once. Ids of the
 // calls it makes are strings ("1", "2", ...), so that no id is ever a
@@ -71,6 +72,7 @@ export class Client extends EventTarget {
     this.reconnect = options.reconnect ?? true;
     this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
     this.trace = options.trace ?? null; // trace('out' | 'in', text) for every frame
+    this.tracing = options.tracing ?? null; // spans and trace context: see traced and TraceHook in jsonrpc.d.ts
     this.status = Status.closed;
     this.reconnects = 0; // connections opened after the first
     this.socket = null;  // the open WebSocket, or null
@@ -151,7 +153,9 @@ export class Client extends EventTarget {
    * no connection is open. */
   notify(method, params) {
     if (!this.socket) throw this.unusable(method) ?? new ConnectionError(`jsonrpc.js: ${method}: not connected`);
-    this.send([{ msg: message(method, params) }], false);
+    const span = this.traced('send', { method, notify: true });
+    this.send([{ msg: message(method, withMeta(params, span)) }], false);
+    span?.end();
   }
 
   /** Sends elements [{ method, params, notify }] as one JSON array and
@@ -161,9 +165,9 @@ export class Client extends EventTarget {
   batch(elements, options) {
     const unusable = this.unusable('a batch');
     if (unusable) return elements.map((e) => (e.notify ? undefined : Promise.reject(unusable)));
-    const items = elements.map((e) => (e.notify ? { msg: message(e.method, e.params) } : this.request(e.method, e.params, options)));
-    const fail = (err) => items.forEach((c) => c.reject?.(err));
-    this.whenOpen(items, () => this.send(items, true), fail);
+    const items = elements.map((e) => (e.notify ? this.notice(e.method, e.params) : this.request(e.method, e.params, options)));
+    const fail = (err) => items.forEach((c) => (c.reject ? c.reject(err) : c.span?.end(err)));
+    this.whenOpen(items, () => { this.send(items, true); items.forEach((c) => c.reject || c.span?.end()); }, fail);
     return items.map((c) => c.promise);
   }
 
@@ -222,13 +226,14 @@ export class Client extends EventTarget {
     let state = 'waiting'; // then 'sent', then 'done'
     let settle;
     let timer = null;
+    const span = method === 'rpc.ping' ? undefined : this.traced('send', { method, id, notify: false });
     const call = {
-      msg: { ...message(method, params), id },
+      msg: { ...message(method, withMeta(params, span)), id },
       promise: new Promise((resolve, reject) => { settle = { resolve, reject }; }),
       live: () => state !== 'done',
       sent: () => { state = 'sent'; this.pending.set(id, call); },
-      resolve: (v) => finish() && settle.resolve(v),
-      reject: (e) => finish() && settle.reject(e),
+      resolve: (v) => finish() && (span?.end(), settle.resolve(v)),
+      reject: (e) => finish() && (span?.end(e), settle.reject(e)),
       waiter: null, // its entry in waiting, while it waits for a connection
     };
     const finish = () => {
@@ -261,6 +266,27 @@ export class Client extends EventTarget {
       }
     }
     return call;
+  }
+
+  // notice makes a notification element of a batch: its message, and its
+  // span, which the batch ends once it is sent.
+  notice(method, params) {
+    const span = this.traced('send', { method, notify: true });
+    return { msg: message(method, withMeta(params, span)), span };
+  }
+
+  // traced starts the span of what is sent ('send') or served ('receive')
+  // through options.tracing, if set: undefined without it, or when the
+  // hook has no span for it. A hook that throws costs the span only.
+  traced(way, info) {
+    const hook = this.tracing?.[way];
+    if (typeof hook !== 'function') return undefined;
+    try {
+      return guardSpan(hook.call(this.tracing, info));
+    } catch (e) {
+      console.error(`jsonrpc.js: tracing.${way} failed for ${info.method}:`, e);
+      return undefined;
+    }
   }
 
   // whenOpen runs send now if a connection is open, or once one is; fail
@@ -560,21 +586,35 @@ export class Client extends EventTarget {
       return errorReply(id ?? 'null', -32600, 'Invalid Request'); // without an id too: not a notification
     }
     if (!('id' in m)) {
-      if (m.method === this.cancel?.method) this.cancelled(m.params, rawCancelID);
-      for (const fn of this.listeners.get(m.method) ?? []) {
-        try { fn(m.params); } catch (e) { console.error(`jsonrpc.js: listener for ${m.method} failed:`, e); }
-      }
+      const isCancel = m.method === this.cancel?.method;
+      if (isCancel) this.cancelled(m.params, rawCancelID);
+      const span = isCancel ? undefined : this.traced('receive', { method: m.method, notify: true, meta: metaOf(m.params) });
+      let failed;
+      const run = () => {
+        for (const fn of this.listeners.get(m.method) ?? []) {
+          try { fn(m.params); } catch (e) { failed ??= e; console.error(`jsonrpc.js: listener for ${m.method} failed:`, e); }
+        }
+      };
+      span ? span.run(run) : run();
+      span?.end(failed);
       return;
     }
+    const span = this.traced('receive', { method: m.method, id: m.id, notify: false, meta: metaOf(m.params) });
     const fn = this.handlers.get(m.method);
-    if (!fn) return errorReply(id, -32601, 'Method not found');
+    if (!fn) {
+      span?.end(new RPCError(-32601, 'Method not found'));
+      return errorReply(id, -32601, 'Method not found');
+    }
     const ac = new AbortController();
     const key = idKey(id);
     this.serving.set(key, ac);
+    const serve = () => fn(m.params, { id: m.id, signal: ac.signal });
     try {
-      const result = await fn(m.params, { id: m.id, signal: ac.signal });
+      const result = await (span ? span.run(serve) : serve());
+      span?.end();
       return `{"jsonrpc":"2.0","id":${id},"result":${JSON.stringify(result === undefined ? null : result)}}`;
     } catch (e) {
+      span?.end(e);
       if (e instanceof RPCError) return errorReply(id, e.code, e.message, e.data);
       console.error(`jsonrpc.js: handler for ${m.method} failed:`, e);
       return errorReply(id, -32603, 'Internal error');
@@ -636,3 +676,38 @@ function openSocket(WS, url) {
   });
 }
 
+
+// withMeta returns params with span's meta fields (traceparent,
+// tracestate) merged into params._meta, when params is an object (not an
+// array) whose _meta is absent or an object; otherwise params as they are,
+// the same object: without a span nothing on the wire changes.
+function withMeta(params, span) {
+  const fields = span?.meta;
+  if (!fields || typeof fields !== 'object' || Object.keys(fields).length === 0) return params;
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) return params;
+  const meta = params._meta;
+  if (meta !== undefined && (meta === null || typeof meta !== 'object' || Array.isArray(meta))) return params;
+  return { ...params, _meta: { ...meta, ...fields } };
+}
+
+// metaOf is params._meta of a received message when it is an object.
+function metaOf(params) {
+  const meta = params?._meta;
+  return meta !== null && typeof meta === 'object' && !Array.isArray(meta) ? meta : undefined;
+}
+
+// guardSpan makes a hook's span safe to use: end once, run defaulting to
+// calling fn, and neither letting a throw of the hook's reach the call.
+function guardSpan(span) {
+  if (!span || typeof span !== 'object') return undefined;
+  let ended = false;
+  return {
+    meta: span.meta,
+    run: (fn) => (typeof span.run === 'function' ? span.run(fn) : fn()),
+    end: (error) => {
+      if (ended) return;
+      ended = true;
+      try { span.end?.(error); } catch (e) { console.error('jsonrpc.js: a tracing span\'s end failed:', e); }
+    },
+  };
+}

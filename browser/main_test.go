@@ -76,13 +76,15 @@ func runNode(t *testing.T, timeout time.Duration, env []string, args ...string) 
 // (the heartbeat on by default, on node's mock clock; prepare bounded);
 // and test/liveness.test.mjs against the server again (a server pushing
 // back is not taken for dead; the page's own close 4001 is a clean end
-// for it).
+// for it); and test/tracing.test.mjs (the tracing hook: off, not a byte
+// of difference on the wire; on, through README's adapter on the
+// OpenTelemetry SDK, traceparent in params._meta and the spans).
 func TestNode(t *testing.T) {
 	s := startTestServer(t)
 	runNode(t, 120*time.Second, []string{"JSONRPC_BASE=" + s.hs.URL},
 		"--experimental-websocket", "--test", "--test-reporter=spec", "--test-timeout=60000",
 		"client.test.mjs", "unit.test.mjs", "replies.test.mjs", "reconnect.test.mjs", "topics.test.mjs",
-		"lifecycle.test.mjs", "heartbeat.test.mjs", "liveness.test.mjs")
+		"lifecycle.test.mjs", "heartbeat.test.mjs", "liveness.test.mjs", "tracing.test.mjs")
 }
 
 // TestChromium runs test/chromium.mjs: the package in headless Chromium,

@@ -2,7 +2,7 @@
 // --noEmit (TestTypes). Never run, only compiled.
 import {
   Client, connect, RPCError, AbortError, TimeoutError, ConnectionError, InvalidResponseError, NotStartedError, ClosedError, KickedError, LSPCancel, MCPCancel, Status,
-  type CancelDialect, type ConnectionStatus, type Subscription, type StatusEvent,
+  type CancelDialect, type ConnectionStatus, type Subscription, type StatusEvent, type TraceHook, type TraceSpan, type SendInfo, type ReceiveInfo,
 } from '../jsonrpc.js';
 
 interface Note { id: number; text: string }
@@ -55,6 +55,11 @@ async function use(): Promise<void> {
   const dialect: CancelDialect = { method: '$/cancel', params: (id) => ({ id }), id: (p) => (p as { id?: string }).id, idMember: 'id' };
   const other = await connect(new URL('wss://example.com/rpc'), { cancel: Math.random() < 0.5 ? MCPCancel : dialect, reconnect: false });
   other.close();
+  const tracing: TraceHook = {
+    send: ({ method, id, notify }: SendInfo): TraceSpan => ({ meta: { traceparent: `00-${method}-${id ?? ''}-${notify}` }, end: (e) => console.log(e) }),
+    receive: ({ meta }: ReceiveInfo) => ({ run: (fn) => fn(), end: () => console.log(meta?.traceparent) }),
+  };
+  new Client('wss://example.com/rpc', { tracing }).close();
   throw new RPCError(-32050, 'no', { why: 'test' });
 }
 void use;

@@ -179,12 +179,15 @@ const boardTopic = "board"
 //	board.like  {id, unlike} → Note   the caller likes the note (once: again changes nothing), or
 //	                                 with unlike no longer does; error -32011 for an unknown id
 //	board.clear → {cleared: n}     error -32012 unless the page confirms
+//	board.nudge {to} → {seen}      page.nudge on a page of the user to, on any node; error -32014 if none
 //	topic.subscribe {topic: "board", since?} → {topic, epoch, seq, recovered, messages}
 //	topic.unsubscribe {topic: "board"} → true
 //
-// the method the server calls on the page that asked to clear:
+// the methods the server calls on the page that asked to clear, and on a
+// page whose user was nudged (from another node's page, through NATS):
 //
 //	page.confirm {question, notes} → bool
+//	page.nudge {from} → bool
 //
 // and the notifications pushed to every page, on every node: board.posted
 // Note, board.liked Liked (sent only when a like changed), board.cleared
@@ -214,6 +217,7 @@ func (b *Board) Mux() *jsonrpc.Mux {
 	jsonrpc.Register(m, "board.post", b.post)
 	jsonrpc.Register(m, "board.like", b.like)
 	jsonrpc.Register(m, "board.clear", b.clear)
+	jsonrpc.Register(m, "board.nudge", b.nudge)
 	describe(m)
 	return m
 }
@@ -364,7 +368,7 @@ func (b *Board) pushStats() bool {
 		return false
 	}
 	b.lastStats = s.Version
-	b.notify("board.stats", s)
+	b.notify(context.Background(), "board.stats", s)
 	return true
 }
 
@@ -405,12 +409,16 @@ func (b *Board) audience(h jsonrpc.Handler, move func(*cluster.Topic, *jsonrpc.P
 
 // notify tells every page of a change: those that subscribed to the topic
 // through it (and its history), the others with a plain notification.
-func (b *Board) notify(method string, params any) {
-	if err := b.pages.Notify(method, params); err != nil {
+// ctx is the change's (a handler's, with its span: the news joins its
+// trace); the publish is bounded by writeTimeout and the board's life,
+// not by ctx's end.
+func (b *Board) notify(ctx context.Context, method string, params any) {
+	if err := b.pages.NotifyContext(ctx, method, params); err != nil {
 		b.log.Warn("broadcast failed", "method", method, "err", err)
 	}
-	ctx, cancel := context.WithTimeout(b.ctx, writeTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
+	defer context.AfterFunc(b.ctx, cancel)()
 	if _, err := b.topics.Publish(ctx, boardTopic, news{Method: method, Params: params}); err != nil {
 		b.log.Warn("broadcast failed", "topic", boardTopic, "method", method, "err", err)
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -460,7 +468,7 @@ func (b *Board) post(ctx context.Context, p struct {
 		return Note{}, b.storeFailed("post", err)
 	}
 	b.store.report(nil)
-	b.notify("board.posted", note)
+	b.notify(ctx, "board.posted", note)
 	b.pushStats()
 	b.housekeep(b.store.scrolledOff())
 	return note, nil
@@ -487,7 +495,7 @@ func (b *Board) like(ctx context.Context, p struct {
 		return Note{}, jsonrpc.NewError(CodeNoSuchID, "no such note", map[string]int64{"id": p.ID})
 	}
 	if changed {
-		b.notify("board.liked", Liked{Note: liked, By: user, Liked: !p.Unlike})
+		b.notify(ctx, "board.liked", Liked{Note: liked, By: user, Liked: !p.Unlike})
 	}
 	return liked, nil
 }
@@ -509,7 +517,7 @@ func (b *Board) clear(ctx context.Context, _ struct{}) (Cleared, error) {
 		return Cleared{}, b.storeFailed("clear", err)
 	}
 	b.housekeep(ids)
-	b.notify("board.cleared", ClearedBy{By: by})
+	b.notify(sctx, "board.cleared", ClearedBy{By: by})
 	b.pushStats()
 	return Cleared{Cleared: n}, nil
 }

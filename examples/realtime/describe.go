@@ -34,6 +34,8 @@ func describe(m *jsonrpc.Mux) {
 		Errors: []jsonrpc.ErrorInfo{{Code: CodeNoSuchID, Message: "no such note", Data: reflect.TypeFor[map[string]int64]()}}})
 	m.Describe("board.clear", jsonrpc.Description{Summary: "Clears the board, once the page confirms (page.confirm).",
 		Errors: []jsonrpc.ErrorInfo{{Code: CodeNotConfirmed, Message: "not confirmed"}}})
+	m.Describe("board.nudge", jsonrpc.Description{Summary: "Nudges a user: calls page.nudge on one of their pages, on any node.",
+		Errors: []jsonrpc.ErrorInfo{{Code: CodeNotOnline, Message: "nobody of that name is online", Data: reflect.TypeFor[map[string]string]()}}})
 	jsonrpc.DescribeCall[topic.SubscribeParams, topic.SubscribeResult](m, topic.MethodSubscribe,
 		jsonrpc.Description{Summary: "Follows the topic \"board\" (package topic's protocol)."})
 	jsonrpc.DescribeCall[topic.UnsubscribeParams, bool](m, topic.MethodUnsubscribe,

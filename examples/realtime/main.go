@@ -27,6 +27,24 @@
 // (static/api.d.ts, which app.js is checked against) are made from it by
 // go generate.
 //
+// Traces: with -otlp the node exports the spans of its pages' calls and
+// notifications (package otel of this module: rpc.method on an allow-list,
+// W3C trace context in params._meta both ways, as MCP carries it) over
+// OTLP/HTTP to any collector, Jaeger's included; off by default:
+//
+//	go run ./examples/realtime -otlp http://127.0.0.1:4318 -otlp-service realtime-1
+//
+// The standard OTEL_EXPORTER_OTLP_* variables are honoured (an endpoint
+// set there turns the export on without the flag; headers, timeout,
+// compression), and so are OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
+// OTEL_TRACES_SAMPLER and OTEL_BSP_*; each node's resource has its own
+// service.instance.id, its address. A page can add its own spans to the
+// same traces with jsonrpc.js's tracing hook (browser/README.md). At exit the node exports
+// what is left within 5 s (TestOTLPExport; a collector that never
+// answers does not hold it longer). board.nudge, which calls page.nudge
+// on a user's page on whichever node it is (TestNudgeAcrossNodes), is a
+// call that crosses NATS.
+//
 // GET /healthz answers at once in every state, 200 only when the node has
 // NATS and its board (board.go's health lists the states); /rpc answers
 // 503 until the board is loaded.
@@ -91,6 +109,7 @@ import (
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/browser"
 	"github.com/peerwire/jsonrpc/cluster"
+	jotel "github.com/peerwire/jsonrpc/otel"
 	"github.com/peerwire/jsonrpc/ws"
 )
 
@@ -107,6 +126,10 @@ func main() {
 	flag.BoolVar(&nc.Embed, "nats-embed", false, "start a NATS server with JetStream in this node, on -nats-addr, for other nodes to join")
 	flag.StringVar(&nc.Addr, "nats-addr", "127.0.0.1:4222", "with -nats-embed: the address the embedded NATS server listens on")
 	describeOnly := flag.Bool("openrpc", false, "print the board's OpenRPC document (what rpc.discover answers) and exit")
+	var oc otlpConfig
+	flag.StringVar(&oc.Endpoint, "otlp", "", "export traces over OTLP/HTTP to this collector base URL, e.g. http://127.0.0.1:4318 "+
+		"(Jaeger, an OpenTelemetry Collector); default: off, unless OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set")
+	flag.StringVar(&oc.Service, "otlp-service", "", "with -otlp: the service.name of this node's spans; default OTEL_SERVICE_NAME, else realtime")
 	flag.Parse()
 	if *describeOnly {
 		if err := printDocument(os.Stdout); err != nil {
@@ -116,20 +139,32 @@ func main() {
 		return
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(*addr, nc, log); err != nil {
+	if err := run(*addr, nc, oc, log); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-// run serves the demo on addr, with NATS as cfg says, until SIGINT or
-// SIGTERM.
-func run(addr string, cfg natsConfig, log *slog.Logger) error {
+// run serves the demo on addr, with NATS as cfg says and traces exported
+// as oc says, until SIGINT or SIGTERM.
+func run(addr string, cfg natsConfig, oc otlpConfig, log *slog.Logger) error {
 	ln, err := listen(addr)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
+	tel, err := startTelemetry(oc, ln.Addr().String())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := tel.shutdown(); err != nil {
+			log.Warn("telemetry", "err", err)
+		}
+	}()
+	if tel != nil {
+		log = slog.New(jotel.LogHandler(log.Handler()))
+	}
 	conn, closeNATS, err := connectNATS(cfg, log)
 	if err != nil {
 		return err
@@ -138,7 +173,9 @@ func run(addr string, cfg natsConfig, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ready := func() { fmt.Printf("realtime demo: open %s\n", pageURL(ln.Addr())) }
-	if err := serve(ctx, ln, conn, cfg.board(), log, ready); err != nil {
+	bc := cfg.board()
+	bc.Telemetry = tel
+	if err := serve(ctx, ln, conn, bc, log, ready); err != nil {
 		return fmt.Errorf("realtime demo: %w", err)
 	}
 	return nil
@@ -186,11 +223,11 @@ func serve(ctx context.Context, ln net.Listener, nc *natsConn, cfg boardConfig, 
 	defer wait()
 	defer stopBoard()
 	rpc := &ws.Server{
-		Peer: jsonrpc.Options{
+		Peer: cfg.Telemetry.peerOptions(jsonrpc.Options{
 			Handler:      board.Mux(),
 			Logger:       log,
 			Interceptors: []jsonrpc.Interceptor{logCalls(log)},
-		},
+		}),
 		// BaseContext stays the default, the upgrade request's context:
 		// the handlers find the user that requireSession put there.
 		// Neither hook waits for NATS (Board.Join at most joinFlush).
@@ -198,6 +235,7 @@ func serve(ctx context.Context, ln net.Listener, nc *natsConn, cfg boardConfig, 
 			user, _ := userFrom(r.Context())
 			log.Info("page connected", "user", user, "remote", r.RemoteAddr)
 			board.Join(p)
+			board.register(p, user)
 		},
 		OnDisconnect: func(p *jsonrpc.Peer, cause error) {
 			log.Info("page disconnected", "cause", cause)
@@ -294,17 +332,19 @@ func logCalls(log *slog.Logger) jsonrpc.Interceptor {
 // board is loaded, and wait returns once the count is deleted (at most a
 // second) and the board's goroutines are done.
 func startBoard(bctx context.Context, nc *natsConn, cfg boardConfig, log *slog.Logger) (*Board, <-chan struct{}, func(), error) {
-	nodes, err := cluster.New(nc.Conn, cluster.Options{Prefix: "realtime", Logger: log})
+	nodes, err := cluster.New(nc.Conn, cluster.Options{Prefix: "realtime", Logger: log, Hook: cfg.Telemetry.clusterHook()})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	hist, err := cluster.NewHistoryStore(nc.Conn, cluster.HistoryOptions{Prefix: "realtime", Replicas: cfg.Replicas})
+	hist, err := cluster.NewHistoryStore(nc.Conn, cluster.HistoryOptions{Prefix: "realtime", Replicas: cfg.Replicas,
+		Hook: cfg.Telemetry.clusterHook()})
 	if err != nil {
 		nodes.Close()
 		return nil, nil, nil, err
 	}
 	st := newStore(log, cfg.Replicas, nc.Conn)
 	board := NewBoard(log, st, nodes, hist, nc, cfg.URL, kvKey(nodes.ID()))
+	board.topics.Hook = cfg.Telemetry.topicHook()
 	board.ctx = bctx
 	var wg sync.WaitGroup
 	wg.Go(func() { st.run(bctx, nc.Conn, cfg.URL) })

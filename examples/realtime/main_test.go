@@ -101,6 +101,7 @@ type page struct {
 	cleared chan string
 	stats   chan Stats
 	topic   chan topic.Message // topic.message notifications
+	nudged  chan string        // who page.nudge said nudged this page's user
 	version int64              // of the last stats statsUntil read
 
 	mu      sync.Mutex
@@ -119,6 +120,7 @@ func dialPage(t *testing.T, base, user, claim string) *page {
 		cleared: make(chan string, 100),
 		stats:   make(chan Stats, 100),
 		topic:   make(chan topic.Message, 1000),
+		nudged:  make(chan string, 100),
 		confirm: true,
 	}
 	mux := jsonrpc.NewMux()
@@ -129,6 +131,7 @@ func dialPage(t *testing.T, base, user, claim string) *page {
 		pg.asked = append(pg.asked, p.Question)
 		return pg.confirm, nil
 	})
+	jsonrpc.Register(mux, "page.nudge", func(_ context.Context, n Nudge) (bool, error) { pg.nudged <- n.From; return true, nil })
 	notify := func(method string, ch chan Note) {
 		jsonrpc.Register(mux, method, func(_ context.Context, n Note) (any, error) { ch <- n; return nil, nil })
 	}

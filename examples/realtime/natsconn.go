@@ -65,10 +65,12 @@ func (cfg natsConfig) board() boardConfig {
 	return boardConfig{URL: url, Replicas: cfg.Replicas}
 }
 
-// boardConfig is what the board needs to know of where NATS is.
+// boardConfig is what the board needs to know of where NATS is, and the
+// node's telemetry.
 type boardConfig struct {
-	URL      string // the -nats URL(s), for logs and /healthz; "embedded"
-	Replicas int    // copies of each bucket; 0: 3 on a NATS cluster, else 1
+	URL       string     // the -nats URL(s), for logs and /healthz; "embedded"
+	Replicas  int        // copies of each bucket; 0: 3 on a NATS cluster, else 1
+	Telemetry *telemetry // traces of the pages' calls (-otlp); nil: none
 }
 
 // checkURLs returns an error unless list is a comma-separated list of NATS

@@ -35,6 +35,10 @@ export type Note = {
   time: string;
 };
 
+export type Nudged = {
+  seen: boolean;
+};
+
 export type Position = {
   epoch: string;
   seq: number;
@@ -83,6 +87,13 @@ export interface Calls {
   } | [id?: number, unlike?: boolean], options?: CallOptions]; result: Note };
   /** All notes, oldest first. */
   'board.list': { args: [params?: Record<string, never> | [], options?: CallOptions]; result: Note[] | null };
+  /**
+   * Nudges a user: calls page.nudge on one of their pages, on any node.
+   * Errors: -32014 nobody of that name is online.
+   */
+  'board.nudge': { args: [params: {
+    to: string;
+  } | [to?: string], options?: CallOptions]; result: Nudged };
   /**
    * Posts a note signed by the session's user.
    * Errors: -32010 note text must be 1..140 characters.

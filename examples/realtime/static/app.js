@@ -168,6 +168,7 @@ $('login').addEventListener('submit', async (/** @type {Event} */ event) => {
       $('login').hidden = true;
       $('me').hidden = false;
       $('compose').hidden = false;
+      $('nudge').hidden = false;
       showError(null);
     }
   } catch (e) {
@@ -241,6 +242,11 @@ async function start() {
   // Methods the server calls on this page: before it clears the board,
   // the server asks the person here, with the count only it knows.
   rpc.handle('page.confirm', (/** @type {{question: string}} */ { question }) => window.confirm(question));
+  // Another page's user nudged this page's (board.nudge, from any node).
+  rpc.handle('page.nudge', (/** @type {{from: string}} */ { from }) => {
+    say(`${from} nudged you`);
+    return true;
+  });
 
   // The board's news: every page subscribes to the topic "board", whose
   // messages are {method, params} of the news, each exactly once and in
@@ -307,6 +313,17 @@ async function start() {
       showError(null);
     } finally {
       clearing = false;
+    }
+  });
+  $('nudge').addEventListener('submit', async (/** @type {Event} */ event) => {
+    event.preventDefault();
+    const to = /** @type {HTMLInputElement} */ ($('nudge-to')).value;
+    try {
+      const { seen } = await rpc.call('board.nudge', { to });
+      say(seen ? `${to} saw your nudge` : `${to}'s page did not show your nudge`);
+      showError(null);
+    } catch (e) {
+      showError(e);
     }
   });
   notesList.addEventListener('click', async (/** @type {any} */ event) => {

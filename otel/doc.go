@@ -62,8 +62,24 @@
 // Options.TraceContext is off by default. MCPTraceContext carries the W3C
 // traceparent and tracestate in params._meta, as MCP's SEP-414 specifies:
 // put into the params of every call and notification sent (merged with
-// what _meta holds), and taken out of those served, as the parent of their
-// span, before the handler runs. Params that are an array carry none.
+// what _meta holds; a call sent without params gets params holding only
+// _meta), and read from those served before the handler runs. The params
+// are not changed: handlers see _meta, so their params types must take
+// unknown members (a struct does; a map[string]int does not). Params that
+// are an array carry none (TestTraceContextArrayParams): use objects when
+// traces should cross the wire.
+//
+// Whom to trust with a trace: by default a served call's trace context is
+// a link of its SERVER span, which starts a trace of its own, so that a
+// caller can neither put the server's spans in a trace it chose nor decide
+// their sampling (TestTraceContextUntrustedByDefault,
+// TestForgedTraceparentCannotForceSampling). Options.RemoteParent makes it
+// the parent instead: one trace across the wire, for callers that are your
+// own programs and pages. A Telemetry on the caller's side needs neither.
+//
+// A CLIENT span covers a call from the moment its params are marshalled: a
+// call whose params cannot be marshalled fails before the interceptors run
+// and has none.
 //
 // # Topics and nodes
 //

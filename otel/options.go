@@ -32,6 +32,17 @@ type Options struct {
 	// their parent. Default: nil, nothing added to params or taken from
 	// them. MCPTraceContext is MCP's (params._meta, SEP-414).
 	TraceContext *TraceContextDialect
+	// RemoteParent makes the trace context a served call or notification
+	// carries (TraceContext) the parent of its SERVER span: the span joins
+	// the caller's trace, and the caller's sampled flag decides whether it
+	// is recorded (the SDK's default sampler, ParentBased, follows it).
+	// Default: false, the remote side trusted with neither: the SERVER span
+	// starts a trace of its own, linked to the caller's span, and this
+	// side's sampler decides (TestForgedTraceparentCannotForceSampling). Set
+	// it when the callers are your own programs or pages, which you want in
+	// one trace with the server (the realtime demo does); leave it unset on
+	// an endpoint that anyone can call.
+	RemoteParent bool
 	// ServerAddress and ServerPort, for a Peer that dialled a server, name
 	// the address it dialled (server.address, server.port on its client
 	// spans). Default: unset; a served side never sets them from the

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/httprpc"
@@ -68,13 +69,13 @@ func both(t *testing.T, client, server *jsonrpc.Peer) *jsonrpc.Peer {
 
 // TestTraceContextAcrossTransports: with MCPTraceContext, a call's and a
 // notification's params carry traceparent in _meta (merged with what _meta
-// held), and the server's span is the child of the client's, over every
-// transport.
+// held), and, with RemoteParent, the server's span is the child of the
+// client's, over every transport.
 func TestTraceContextAcrossTransports(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			r := newRig(t)
-			o := otel.Options{Methods: []string{"echo", "note"}, TraceContext: otel.MCPTraceContext}
+			o := otel.Options{Methods: []string{"echo", "note"}, TraceContext: otel.MCPTraceContext, RemoteParent: true}
 			notes := make(chan json.RawMessage, 4)
 			client := tr.start(t,
 				jsonrpc.Options{Interceptors: []jsonrpc.Interceptor{r.telemetry(t, o).Interceptor()}},
@@ -174,4 +175,33 @@ func find(spans []sdktrace.ReadOnlySpan, name string, kind trace.SpanKind) sdktr
 		}
 	}
 	return nil
+}
+
+// TestTraceContextUntrustedByDefault: without RemoteParent, a served call
+// that carries a trace context starts a trace of its own, linked to the
+// caller's span: the caller neither places the server's span in its trace
+// nor decides its sampling. (On the module as first merged, the SERVER
+// span was the CLIENT span's child whatever the caller was.)
+func TestTraceContextUntrustedByDefault(t *testing.T) {
+	r := newRig(t)
+	client, _, _ := r.pair(t, otel.Options{Methods: []string{"echo"}, TraceContext: otel.MCPTraceContext}, jsonrpc.Options{})
+	if err := client.Call(context.Background(), "echo", map[string]int{"a": 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs := find(r.spans.Ended(), "echo", trace.SpanKindClient)
+	var ss sdktrace.ReadOnlySpan
+	for deadline := time.Now().Add(5 * time.Second); ss == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		ss = find(r.spans.Ended(), "echo", trace.SpanKindServer)
+	}
+	if cs == nil || ss == nil {
+		t.Fatalf("spans: client %v, server %v", cs, ss)
+	}
+	if ss.SpanContext().TraceID() == cs.SpanContext().TraceID() || ss.Parent().IsValid() {
+		t.Errorf("SERVER span in trace %s with parent %v: want a new trace, not the caller's %s",
+			ss.SpanContext().TraceID(), ss.Parent().SpanID(), cs.SpanContext().TraceID())
+	}
+	links := ss.Links()
+	if len(links) != 1 || links[0].SpanContext.SpanID() != cs.SpanContext().SpanID() {
+		t.Errorf("SERVER span links %v, want one to the CLIENT span %s", links, cs.SpanContext().SpanID())
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"weak"
 
 	"github.com/peerwire/jsonrpc"
 	"go.opentelemetry.io/otel/attribute"
@@ -12,25 +14,39 @@ import (
 )
 
 // state is what the observable instruments read: the Peers observed, the
-// session counters, and the push-back time of the Peers that have ended.
+// counters of the servers and hubs observed, and the push-back time of the
+// Peers that have ended.
 type state struct {
 	mu         sync.Mutex
 	peers      map[*jsonrpc.Peer]struct{}
-	sessions   []func() int
-	websockets []func() int
-	topics     []func() int
+	ended      map[weak.Pointer[jsonrpc.Peer]]struct{} // observed and ended, until collected
+	sessions   []source
+	websockets []source
+	topics     []source
 	retired    float64 // seconds of push-back of ended Peers
+	reg        metric.Registration
 
 	slow       metric.Int64Counter // peerwire.jsonrpc.slow_consumers
 	reconnects metric.Int64Counter // peerwire.jsonrpc.reconnect.attempts
 }
 
+// A source is a server or hub observed, and the count it gives.
+type source struct {
+	v     any
+	count func() int
+}
+
 // Observe adds p's queues and handlers to the state metrics until its
 // connection ends; put it in Options.OnConnect (OnConnect: tel.Observe), or
-// call it once the Peer exists. Observing a Peer twice counts it once.
+// call it once the Peer exists. Observing a Peer twice counts it once, also
+// after its end (TestObserveAfterEndCountsSlowConsumerOnce); the Telemetry
+// keeps nothing of a Peer once it has ended and been collected.
 func (t *Telemetry) Observe(p *jsonrpc.Peer) {
+	wp := weak.Make(p)
 	t.state.mu.Lock()
-	if _, ok := t.state.peers[p]; ok {
+	_, live := t.state.peers[p]
+	_, ended := t.state.ended[wp]
+	if live || ended {
 		t.state.mu.Unlock()
 		return
 	}
@@ -41,6 +57,8 @@ func (t *Telemetry) Observe(p *jsonrpc.Peer) {
 		if _, ok := t.state.peers[p]; ok {
 			delete(t.state.peers, p)
 			t.state.retired += p.Stats().PushBack.Seconds()
+			t.state.ended[wp] = struct{}{}
+			runtime.AddCleanup(p, t.forget, wp)
 		}
 		t.state.mu.Unlock()
 		// The cause, once the handlers (whose ctx has ended) return; on
@@ -51,35 +69,82 @@ func (t *Telemetry) Observe(p *jsonrpc.Peer) {
 	})
 }
 
-// ObserveSessions adds the sessions s holds (an *httprpc.SessionServer) to
-// peerwire.jsonrpc.sessions, for the life of the Telemetry.
-func (t *Telemetry) ObserveSessions(s interface{ Sessions() int }) {
+// forget drops an ended Peer that has been collected.
+func (t *Telemetry) forget(wp weak.Pointer[jsonrpc.Peer]) {
 	t.state.mu.Lock()
-	t.state.sessions = append(t.state.sessions, s.Sessions)
+	delete(t.state.ended, wp)
 	t.state.mu.Unlock()
+}
+
+// ObserveSessions adds the sessions s holds (an *httprpc.SessionServer) to
+// peerwire.jsonrpc.sessions, until Close. Observing s twice counts it once.
+func (t *Telemetry) ObserveSessions(s interface{ Sessions() int }) {
+	t.observe(&t.state.sessions, s, s.Sessions)
 }
 
 // ObserveWebSockets adds the connections s serves (a *ws.Server; see its
-// Connections) to peerwire.jsonrpc.websocket.connections, for the life of
-// the Telemetry.
+// Connections) to peerwire.jsonrpc.websocket.connections, until Close.
+// Observing s twice counts it once.
 func (t *Telemetry) ObserveWebSockets(s interface{ Connections() int }) {
-	t.state.mu.Lock()
-	t.state.websockets = append(t.state.websockets, s.Connections)
-	t.state.mu.Unlock()
+	t.observe(&t.state.websockets, s, s.Connections)
 }
 
 // ObserveTopics adds the topics h holds open (a *topic.Hub; see its
-// Topics) to peerwire.jsonrpc.topics, for the life of the Telemetry.
+// Topics) to peerwire.jsonrpc.topics, until Close. Observing h twice
+// counts it once (TestObserveTopicsTwiceCountsOnce).
 func (t *Telemetry) ObserveTopics(h interface{ Topics() int }) {
+	t.observe(&t.state.topics, h, h.Topics)
+}
+
+// observe adds v to list unless it is there already.
+func (t *Telemetry) observe(list *[]source, v any, count func() int) {
 	t.state.mu.Lock()
-	t.state.topics = append(t.state.topics, h.Topics)
+	defer t.state.mu.Unlock()
+	for _, s := range *list {
+		if same(s.v, v) {
+			return
+		}
+	}
+	*list = append(*list, source{v: v, count: count})
+}
+
+// same reports whether a and b are the same value; values of a type that
+// cannot be compared are never the same.
+func same(a, b any) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
+		}
+	}()
+	return a == b
+}
+
+// Close unregisters the state metrics from the MeterProvider: their
+// instruments report nothing more, and the Peers, servers and hubs
+// observed are let go. Spans and the duration histograms are not
+// affected. A Telemetry that a program makes for its life needs no Close;
+// one made per test, or per tenant, does (TestCloseUnregistersState).
+func (t *Telemetry) Close() error {
+	t.state.mu.Lock()
+	reg := t.state.reg
+	t.state.reg = nil
+	t.state.peers = map[*jsonrpc.Peer]struct{}{}
+	t.state.sessions, t.state.websockets, t.state.topics = nil, nil, nil
 	t.state.mu.Unlock()
+	if reg == nil {
+		return nil
+	}
+	if err := reg.Unregister(); err != nil {
+		return fmt.Errorf("otel: failed to unregister the state metrics: %w", err)
+	}
+	return nil
 }
 
 // stateInstruments registers the observable instruments of the state
 // metrics, all read by one callback.
 func (t *Telemetry) stateInstruments() error {
 	t.state.peers = map[*jsonrpc.Peer]struct{}{}
+	t.state.ended = map[weak.Pointer[jsonrpc.Peer]]struct{}{}
 	m := t.meter
 	var errs []error
 	gauge := func(name, unit, desc string) metric.Int64ObservableUpDownCounter {
@@ -114,7 +179,7 @@ func (t *Telemetry) stateInstruments() error {
 			return fmt.Errorf("otel: failed to make a state instrument: %w", err)
 		}
 	}
-	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	t.state.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		t.state.mu.Lock()
 		defer t.state.mu.Unlock()
 		var sum jsonrpc.Stats
@@ -149,11 +214,11 @@ func (t *Telemetry) stateInstruments() error {
 	return nil
 }
 
-// sum0 returns the sum of what the counters fs read.
-func sum0(fs []func() int) int {
+// sum0 returns the sum of what the sources count.
+func sum0(srcs []source) int {
 	n := 0
-	for _, f := range fs {
-		n += f()
+	for _, s := range srcs {
+		n += s.count()
 	}
 	return n
 }

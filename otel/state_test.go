@@ -149,3 +149,35 @@ func TestSessionsMetric(t *testing.T) {
 	}
 	r.waitState(t, "one session", func(s map[string]float64) bool { return s["peerwire.jsonrpc.sessions"] == 1 })
 }
+
+// TestCloseUnregistersState: after Close, a Telemetry's state metrics are
+// no longer collected, and a second Telemetry on the same MeterProvider
+// reports its own Peers only (two Telemetry on one provider summed their
+// Peers, with no way to stop one, before Close existed: the newcomer's
+// client and server in one process read connections = 2).
+func TestCloseUnregistersState(t *testing.T) {
+	r := newRig(t)
+	first := r.telemetry(t, otel.Options{})
+	a, b := jsonrpc.Pipe()
+	pa, pb := jsonrpc.NewPeer(a), jsonrpc.NewPeer(b)
+	defer func() {
+		pa.Close()
+		pb.Close()
+		pa.Wait()
+		pb.Wait()
+	}()
+	first.Observe(pa)
+	r.waitState(t, "one connection observed", func(s map[string]float64) bool { return s["peerwire.jsonrpc.connections"] == 1 })
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	second := r.telemetry(t, otel.Options{})
+	defer second.Close()
+	second.Observe(pb)
+	if s := r.state(t); s["peerwire.jsonrpc.connections"] != 1 {
+		t.Errorf("connections = %v after the first Telemetry closed and the second observed one Peer, want 1", s["peerwire.jsonrpc.connections"])
+	}
+}

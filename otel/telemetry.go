@@ -35,6 +35,7 @@ type Telemetry struct {
 	topics         map[string]struct{} // Options.Topics
 	other          *methodOpts
 	tc             *TraceContextDialect
+	remoteParent   bool // Options.RemoteParent
 	prop           propagation.TextMapPropagator
 	w3c            bool // prop is the default W3C one, which needs a valid span context and a traceparent
 	serverAttrs    []attribute.KeyValue
@@ -55,7 +56,7 @@ func New(opts ...Options) (*Telemetry, error) {
 	if len(opts) == 1 {
 		o = opts[0]
 	}
-	t := &Telemetry{methods: make(map[string]*methodOpts, len(o.Methods)), tc: o.TraceContext, other: newMethodOpts(other, false)}
+	t := &Telemetry{methods: make(map[string]*methodOpts, len(o.Methods)), tc: o.TraceContext, remoteParent: o.RemoteParent, other: newMethodOpts(other, false)}
 	tp, mp := o.TracerProvider, o.MeterProvider
 	if tp == nil {
 		tp = otelapi.GetTracerProvider()
@@ -135,23 +136,28 @@ func (t *Telemetry) Interceptor() jsonrpc.Interceptor {
 func (t *Telemetry) intercept(ctx context.Context, info *jsonrpc.CallInfo, next jsonrpc.Invoker) (any, error) {
 	m := t.methodOf(info.Method)
 	side, h := &m.server, t.serverDuration
+	start := side.start
 	if info.Outbound {
 		side, h = &m.client, t.clientDuration
+		start = side.start
 	} else if t.tc != nil {
 		ctx = t.extract(ctx, info.Params)
+		if !t.remoteParent {
+			start = untrusted(ctx, start)
+		}
 	}
 	// Nothing below allocates, nor reads the clock, for what is not
 	// recorded: no span with a no-op tracer, no time with a disabled
 	// histogram (TestNoopAllocations).
 	measure := h.Enabled(ctx)
-	var start time.Time
+	var began time.Time
 	if measure {
-		start = time.Now()
+		began = time.Now()
 	}
 	var span trace.Span
 	recording := false
 	if t.tracing {
-		ctx, span = t.tracer.Start(ctx, m.spanName, side.start...)
+		ctx, span = t.tracer.Start(ctx, m.spanName, start...)
 		if recording = span.IsRecording(); recording {
 			t.setAttributes(span, m, info)
 		}
@@ -162,7 +168,7 @@ func (t *Telemetry) intercept(ctx context.Context, info *jsonrpc.CallInfo, next 
 	result, err := next(ctx)
 	if err == nil {
 		if measure {
-			h.Record(ctx, time.Since(start).Seconds(), side.ok...)
+			h.Record(ctx, time.Since(began).Seconds(), side.ok...)
 		}
 		if span != nil {
 			span.End()
@@ -170,7 +176,7 @@ func (t *Telemetry) intercept(ctx context.Context, info *jsonrpc.CallInfo, next 
 		return result, err
 	}
 	if measure || recording {
-		t.failed(ctx, span, recording, h, measure, start, m, info.Outbound, err)
+		t.failed(ctx, span, recording, h, measure, began, m, info.Outbound, err)
 	}
 	if span != nil {
 		span.End()
@@ -258,4 +264,17 @@ func requestID(id jsonrpc.ID) string {
 		}
 	}
 	return s
+}
+
+// untrusted returns the start options of a SERVER span whose caller is not
+// trusted with its parent (Options.RemoteParent unset): when ctx carries a
+// remote span context, the span starts a new trace linked to it, so that
+// the caller neither places it in a trace of its choosing nor decides its
+// sampling. Without a remote span context it returns opts as they are.
+func untrusted(ctx context.Context, opts []trace.SpanStartOption) []trace.SpanStartOption {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() || !sc.IsRemote() {
+		return opts
+	}
+	return append(opts[:len(opts):len(opts)], trace.WithNewRoot(), trace.WithLinks(trace.Link{SpanContext: sc}))
 }

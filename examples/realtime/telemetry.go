@@ -99,7 +99,10 @@ func startTelemetry(cfg otlpConfig, addr string) (*telemetry, error) {
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	tel, err := jotel.New(jotel.Options{TracerProvider: tp, Methods: methods, Topics: []string{boardTopic},
-		TraceContext: jotel.MCPTraceContext})
+		// The pages are this demo's own: their calls join their traces
+		// (page -> node -> NATS -> node -> page, TestJaegerTraces). An
+		// endpoint that anyone can call leaves RemoteParent unset.
+		TraceContext: jotel.MCPTraceContext, RemoteParent: true})
 	if err != nil {
 		tp.Shutdown(context.Background())
 		return nil, err

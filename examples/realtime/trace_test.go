@@ -51,6 +51,7 @@ func (tr *tracing) telemetry(t *testing.T, who string) *otel.Telemetry {
 		Methods:        []string{"relay", "whoami", "post", "shout", "note", topic.MethodMessage},
 		Topics:         []string{"board", "room"},
 		TraceContext:   otel.MCPTraceContext,
+		RemoteParent:   true,
 	})
 	if err != nil {
 		t.Fatal(err)

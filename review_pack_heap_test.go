@@ -18,7 +18,8 @@ import (
 // heap with packing off and on and wants the packed figure within 16 KiB a
 // member of the unpacked one. (A Pipe copies each message it carries
 // until it is read, so about half of the packed figure is the Pipe's copy;
-// over WebSocket the packed buffer alone stays, about 1 MiB a member.)
+// over WebSocket the packed buffer alone would stay, up to 1 MiB a member
+// whose socket buffers are full: reasoned from outbox.flush, not measured.)
 func TestPackedBroadcastKeepsNoCopyPerMember(t *testing.T) {
 	const (
 		members = 200

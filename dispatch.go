@@ -73,7 +73,7 @@ type lane struct {
 	q       []job
 	running int           // slots held: runners (lingering ones too), batch elements, unparked handlers
 	waiting int           // runners lingering for work
-	wake    chan struct{} // wakes lingering runners; made by the first to linger (an idle connection has none); never closed
+	wake    chan struct{} // wakes lingering runners; made by the first to linger, dropped when the last runner exits; never closed
 	max     int
 }
 
@@ -384,6 +384,12 @@ func (d *dispatcher) run(l *lane, j job) {
 			// (Over max: a handler took its slot back on credit; see
 			// unpark. This one goes, and the lane gets back under.)
 			d.releaseSlot(l)
+			if l.waiting == 0 {
+				// Nobody lingers: the channel and any stale wake-up in
+				// it go; the next runner to linger makes another, so an
+				// idle Peer keeps none (TestIdlePeerHeapAfterOneCall).
+				l.wake = nil
+			}
 			d.mu.Unlock()
 			return
 		}

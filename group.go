@@ -22,6 +22,13 @@ var ErrSlowConsumer = errors.New("jsonrpc: peer too slow: notification queue ful
 // a cause wrapping ErrSlowConsumer, which its Wait returns. The others are
 // not delayed.
 //
+// A member gets a Group's broadcasts in the order they were made, and
+// what its Peer sends itself (Notify, Call, replies) in its own order, but
+// the two are not ordered with each other: a broadcast waits in the
+// member's Group queue, and a later Peer.Notify may reach the remote
+// first (TestGroupAndPeerNotifyEachInOrder). Send through one or the other
+// when their order matters.
+//
 // A Group's notifications do not pass through the members' interceptors,
 // which could block the broadcaster; wrap Group.Notify itself to log or
 // count broadcasts.

@@ -150,7 +150,9 @@ type Options struct {
 	// (or a topic.Hub, which broadcasts through one) has queued for this
 	// Peer, when more than one is waiting, as one JSON-RPC batch array in
 	// one message: up to PackNotifications of them (and no more than
-	// MaxBatch), within the Conn's message size limit and 1 MiB. JSON-RPC
+	// MaxBatch), within the Conn's message size limit and 16 KiB (the
+	// remote's read limit is unknown here: coder/websocket's clients read
+	// 32 KiB by default; a single larger notification goes alone). JSON-RPC
 	// 2.0 answers a batch of notifications with nothing, so the remote
 	// side sends no reply; it must take batches,
 	// though, and handle their notifications in order, as this package
@@ -160,7 +162,10 @@ type Options struct {
 	// (TestPackNotificationsBounded holds the bounds). A broadcast that
 	// finds its member's queue empty is written alone as before, and
 	// everything else the Peer sends (calls, replies, its own Notify) keeps
-	// a message of its own, in the order it was queued. Default: 0, each
+	// a message of its own. A Group's broadcasts are written by the
+	// member's own writer, so a broadcast may reach the remote after a
+	// later Notify, call or reply of the Peer's, packed or not (see
+	// Group; TestGroupAndPeerNotifyEachInOrder). Default: 0, each
 	// notification in a message of its own (values below 2 mean the same).
 	PackNotifications int
 

@@ -23,9 +23,14 @@ type outbox struct {
 	packMax, packBytes int
 }
 
-// maxPackBytes bounds a packed message when the Conn states no limit, and
-// always: it is copied under the outbox's lock, into a pooled buffer.
-const maxPackBytes = maxPooledMsg
+// maxPackBytes bounds a packed message, below the Conn's own limit: half
+// the read limit of coder/websocket's clients by default (32 KiB), since
+// this side cannot know the remote's, which may be smaller than its own
+// (TestPackNotificationsRespectsRemoteReadLimit); and a packed message is a
+// copy, kept for each member until its writer is done with it, so 200
+// members that stop reading hold at most 3.2 MiB of them
+// (TestPackedBroadcastKeepsNoCopyPerMember: 340-396 MiB at 1 MiB each).
+const maxPackBytes = 16 << 10
 
 // newOutbox returns the outbox of p. Its flush function is made here, once,
 // not a closure per broadcast.

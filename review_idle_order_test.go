@@ -8,13 +8,13 @@ import (
 )
 
 // TestIdlePeerHeapBudgetCatchesEagerWakeChannels: TestIdlePeerHeap's
-// budget (2,450 bytes) is there to catch c9f8ad2's regression coming back,
+// budget (idlePeerHeapBudget) is there to catch c9f8ad2's regression coming back,
 // the three wake channels made for every Peer (2,704 bytes on c381bbe
 // against 2,368). Its figure counts the read loop goroutine's g struct,
 // which the runtime makes only when it has no dead one to reuse: run
 // alone it is 2,368, but after any test that ended goroutines (in the
 // package's suite, or with -count=2) about 1,850, and then 2,450 does not
-// catch the regression. Measured here as TestIdlePeerHeap measures, with
+// catch the regression (it was 2,450 then). Measured here as TestIdlePeerHeap measures, with
 // the goroutine structs made beforehand, and with the three channels a
 // Peer held before c9f8ad2 kept alive beside each Peer.
 func TestIdlePeerHeapBudgetCatchesEagerWakeChannels(t *testing.T) {
@@ -56,7 +56,7 @@ func TestIdlePeerHeapBudgetCatchesEagerWakeChannels(t *testing.T) {
 		p.Wait()
 	}
 	t.Logf("%d bytes of heap per idle Peer with c381bbe's wake channels, goroutine structs reused", per)
-	if per <= 2450 {
-		t.Fatalf("with c381bbe's three wake channels an idle Peer keeps %d bytes, within TestIdlePeerHeap's budget of 2,450: the budget catches the regression only when the read loops' goroutine structs are new", per)
+	if per <= idlePeerHeapBudget {
+		t.Fatalf("with c381bbe's three wake channels an idle Peer keeps %d bytes, within TestIdlePeerHeap's budget of %d: the budget catches the regression only when the read loops' goroutine structs are new", per, idlePeerHeapBudget)
 	}
 }

@@ -7,12 +7,15 @@ import (
 	"time"
 )
 
-// TestGroupNotifyOrderedWithPeerNotify: a server that broadcasts through a
-// Group and then, on the same goroutine, sends its own Notify to a member
-// (a "snapshot" after the "updates", say) expects the member to see them
-// in that order: Options.PackNotifications' doc says everything the Peer
-// sends keeps "the order it was queued". The member records what arrives.
-func TestGroupNotifyOrderedWithPeerNotify(t *testing.T) {
+// TestGroupAndPeerNotifyEachInOrder: a server that broadcasts through a
+// Group and, on the same goroutine, sends its own Notify to a member gets
+// each of the two in order, packed or not; across the two there is no
+// order: a broadcast goes through the member's Group queue and its own
+// writer, so a later Peer.Notify may overtake it (the review found 441-761
+// of 2,000 out of that order, also on c381bbe before packing existed). The
+// Group and PackNotifications docs say so; a program that needs one order
+// sends both kinds the same way.
+func TestGroupAndPeerNotifyEachInOrder(t *testing.T) {
 	for _, pack := range []int{0, 16} {
 		t.Run(map[int]string{0: "unpacked", 16: "packed"}[pack], func(t *testing.T) {
 			const total = 1000
@@ -50,18 +53,12 @@ func TestGroupNotifyOrderedWithPeerNotify(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			swaps := 0
-			first := -1
-			for i := 1; i < len(got); i++ {
-				if got[i] < got[i-1] {
-					swaps++
-					if first < 0 {
-						first = i
-					}
+			last := [2]int{-1, -1} // the last even (broadcast) and odd (Peer.Notify) seen
+			for i, x := range got {
+				if x <= last[x%2] {
+					t.Fatalf("notification %d arrived after %d, queued later by the same means (position %d)", x, last[x%2], i)
 				}
-			}
-			if swaps > 0 {
-				t.Fatalf("%d of %d notifications arrived before one queued earlier (first at %d: %v)", swaps, 2*total, first, got[max(0, first-3):min(len(got), first+3)])
+				last[x%2] = x
 			}
 		})
 	}

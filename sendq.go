@@ -36,7 +36,7 @@ type sendQueue struct {
 	room     chan struct{} // closed when bytes drop; replaced after
 	running  bool          // the writer goroutine exists
 	waiting  bool          // the writer lingers for work
-	wake     chan struct{} // wakes a lingering writer; 1-buffered; made when it first lingers
+	wake     chan struct{} // wakes a lingering writer; 1-buffered; made when it lingers, dropped when it exits
 	flushed  chan struct{} // non-nil while someone waits for an empty queue
 	closed   error         // set once the connection has ended
 
@@ -446,6 +446,7 @@ func (s *sendQueue) run() {
 		}
 		if m == nil {
 			s.running = false
+			s.wake = nil // an idle Peer keeps none (TestIdlePeerHeapAfterOneCall)
 			if s.flushed != nil {
 				close(s.flushed)
 				s.flushed = nil

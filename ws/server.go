@@ -84,7 +84,10 @@ type Server struct {
 	// runs first, so that this one, which knows the request, finds the
 	// Peer set up as on any transport; when Peer.OnConnect refuses the
 	// connection (closes the Peer), this one is not called
-	// (TestServerHonoursPeerHooks).
+	// (TestServerHonoursPeerHooks). The request's context, r.Context(),
+	// keeps the request's values and ends with the connection, not with
+	// the request, so that work OnConnect starts under it lives as long as
+	// the connection (TestOnConnectRequestCtxLivesWithConnection).
 	OnConnect func(p *jsonrpc.Peer, r *http.Request)
 
 	// OnDisconnect, if set, is called once a connection has ended and its

@@ -3,6 +3,7 @@
 package ws
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/coder/websocket"
@@ -76,6 +77,29 @@ func (h *connHooks) onConnect(p *jsonrpc.Peer) {
 	}
 	h.announced = true
 	if h.s.OnConnect != nil {
-		h.s.OnConnect(p, h.r)
+		h.s.OnConnect(p, h.r.WithContext(connCtx{Context: context.WithoutCancel(h.r.Context()), p: p}))
 	}
 }
+
+// connCtx is the context of the request OnConnect gets: the request's
+// values, ending with the connection instead of with the request, which
+// net/http ends as soon as ServeHTTP returns (once the hooks have run:
+// TestOnConnectRequestCtxLivesWithConnection). Contexts derived from it
+// hang on the Peer's end hooks (AfterFunc), not on a goroutine each.
+type connCtx struct {
+	context.Context // the request's, without its cancellation
+	p               *jsonrpc.Peer
+}
+
+func (c connCtx) Done() <-chan struct{} { return c.p.Done() }
+
+func (c connCtx) Err() error {
+	select {
+	case <-c.p.Done():
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+
+func (c connCtx) AfterFunc(f func()) (stop func() bool) { return c.p.AfterFunc(f) }

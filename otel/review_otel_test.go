@@ -11,9 +11,11 @@ import (
 
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/otel"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // hostilePair returns a Peer with the rig's Telemetry (o) and a remote
@@ -231,5 +233,38 @@ func TestObserveAfterEndCountsSlowConsumerOnce(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // the second end hook has had its chance to count
 	if s := r.state(t); s["peerwire.jsonrpc.slow_consumers"] != 1 {
 		t.Errorf("slow_consumers = %v after observing one ended Peer twice, want 1", s["peerwire.jsonrpc.slow_consumers"])
+	}
+}
+
+// TestNoopExtractSkipsParamsWithEscapes: with no-op providers and
+// MCPTraceContext, the Interceptor "decodes no params that hold no
+// traceparent" (TestNoopAllocations); but any backslash in the params (a
+// "\n" in a tool's text argument, a Windows path) makes it decode the
+// whole params into a map on every served call, a cost that grows with
+// the params a client sends.
+func TestNoopExtractSkipsParamsWithEscapes(t *testing.T) {
+	o := otel.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider(), TraceContext: otel.MCPTraceContext}
+	tel, err := otel.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ic := tel.Interceptor()
+	next := func(context.Context) (any, error) { return nil, nil }
+	var b strings.Builder
+	b.WriteString(`{"text":"line 1\nline 2"`)
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&b, `,"k%d":%d`, i, i)
+	}
+	b.WriteString(`}`)
+	for _, params := range []string{`{"name":"x","arguments":{"text":"line 1\nline 2"}}`, b.String()} {
+		info := &jsonrpc.CallInfo{Method: "tools/call", ID: jsonrpc.Int64ID(1), Params: json.RawMessage(params)}
+		allocs := testing.AllocsPerRun(20, func() {
+			if _, err := ic(context.Background(), info, next); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("params of %d bytes with no traceparent and one escape: %v allocations a served call, want 0", len(params), allocs)
+		}
 	}
 }

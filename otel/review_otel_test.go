@@ -268,3 +268,32 @@ func TestNoopExtractSkipsParamsWithEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestClientSpanForCallsThatFailBeforeSending: a call whose ctx has ended
+// before it is sent, and one whose params cannot be marshalled, each fail
+// at the caller; each should have its CLIENT span with error.type (and
+// rpc.client.call.duration its point), or the failures are invisible.
+func TestClientSpanForCallsThatFailBeforeSending(t *testing.T) {
+	r := newRig(t)
+	client, _, _ := r.pair(t, otel.Options{Methods: []string{"add"}}, jsonrpc.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	errCtx := client.Call(ctx, "add", []int{1, 2}, nil)
+	errParams := client.Call(context.Background(), "add", make(chan int), nil)
+	if errCtx == nil || errParams == nil {
+		t.Fatalf("calls succeeded: %v, %v", errCtx, errParams)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for len(r.spans.Ended()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	var kinds []string
+	for _, s := range r.spans.Ended() {
+		if s.SpanKind() == trace.SpanKindClient {
+			kinds = append(kinds, attrs(s.Attributes())["error.type"])
+		}
+	}
+	if len(kinds) != 2 {
+		t.Errorf("CLIENT spans of two calls that failed before sending (%v; %v): %d, with error.type %q; want 2", errCtx, errParams, len(kinds), kinds)
+	}
+}

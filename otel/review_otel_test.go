@@ -11,6 +11,7 @@ import (
 
 	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/otel"
+	"github.com/peerwire/jsonrpc/topic"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -295,5 +296,58 @@ func TestClientSpanForCallsThatFailBeforeSending(t *testing.T) {
 	}
 	if len(kinds) != 2 {
 		t.Errorf("CLIENT spans of two calls that failed before sending (%v; %v): %d, with error.type %q; want 2", errCtx, errParams, len(kinds), kinds)
+	}
+}
+
+// TestRemoteTraceStateNotRelayedToSubscribers: with MCPTraceContext, a
+// client's call carries a tracestate of its choosing (32 members of 256
+// bytes each parse as valid); the handler publishes to a topic, and every
+// subscriber's topic.message carries that tracestate in _meta, in
+// addition to the data the Hub bounds: bytes one client chose, fanned out
+// to every other client with each publish.
+func TestRemoteTraceStateNotRelayedToSubscribers(t *testing.T) {
+	r := newRig(t)
+	tel := r.telemetry(t, otel.Options{TraceContext: otel.MCPTraceContext, Methods: []string{"post"}})
+	hub := &topic.Hub{Allow: topic.AllowAll, Hook: tel.TopicHook()}
+	defer hub.Close()
+	sub := subscriber(t, hub, "board")
+	mux := jsonrpc.NewMux()
+	mux.HandleFunc("post", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+		_, err := hub.Publish(ctx, "board", 1)
+		return nil, err
+	})
+	a, b := jsonrpc.Pipe()
+	server := jsonrpc.NewPeer(b, jsonrpc.Options{Handler: mux, Interceptors: []jsonrpc.Interceptor{tel.Interceptor()}})
+	client := jsonrpc.NewPeer(a)
+	defer func() {
+		client.Close()
+		server.Close()
+		client.Wait()
+		server.Wait()
+	}()
+	var members []string
+	for i := 0; i < 32; i++ {
+		members = append(members, fmt.Sprintf("k%02d%s=%s", i, strings.Repeat("k", 252), strings.Repeat("v", 256)))
+	}
+	chosen := strings.Join(members, ",")
+	params := map[string]any{"_meta": map[string]string{
+		"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"tracestate":  chosen,
+	}}
+	if err := client.Call(context.Background(), "post", params, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := receive(t, sub)
+	var p struct {
+		Meta struct {
+			Tracestate string `json:"tracestate"`
+		} `json:"_meta"`
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(m, &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Meta.Tracestate) > 0 {
+		t.Errorf("a subscriber's topic.message of %d bytes (data %s) carries %d bytes of tracestate a client chose (sent %d)", len(m), p.Data, len(p.Meta.Tracestate), len(chosen))
 	}
 }

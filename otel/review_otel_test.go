@@ -351,3 +351,44 @@ func TestRemoteTraceStateNotRelayedToSubscribers(t *testing.T) {
 		t.Errorf("a subscriber's topic.message of %d bytes (data %s) carries %d bytes of tracestate a client chose (sent %d)", len(m), p.Data, len(p.Meta.Tracestate), len(chosen))
 	}
 }
+
+// TestServerDurationErrorTypeBoundedAgainstForwardedCodes: a handler that
+// forwards the error a remote answered its own call with
+// (jsonrpc.Forward, as the core documents for a proxy) answers with that
+// remote's code, and rpc.server.call.duration takes it as error.type: a
+// hostile client that the handler calls back makes a server series per
+// code it invents.
+func TestServerDurationErrorTypeBoundedAgainstForwardedCodes(t *testing.T) {
+	r := newRig(t)
+	var n int64
+	hostile := jsonrpc.NewMux()
+	hostile.HandleFunc("ask", func(context.Context, *jsonrpc.Request) (any, error) {
+		n++ // one at a time: each relay call waits for its ask
+		return nil, jsonrpc.NewError(2_000_000+n, "chosen by the client", nil)
+	})
+	mux := jsonrpc.NewMux()
+	mux.HandleFunc("relay", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+		return nil, jsonrpc.Forward(jsonrpc.PeerFromContext(ctx).Call(ctx, "ask", nil, nil))
+	})
+	a, b := jsonrpc.Pipe()
+	server := jsonrpc.NewPeer(b, jsonrpc.Options{Handler: mux, Interceptors: []jsonrpc.Interceptor{r.telemetry(t, otel.Options{Methods: []string{"relay", "ask"}}).Interceptor()}})
+	client := jsonrpc.NewPeer(a, jsonrpc.Options{Handler: hostile})
+	defer func() {
+		client.Close()
+		server.Close()
+		client.Wait()
+		server.Wait()
+	}()
+	const calls = 50
+	for i := 0; i < calls; i++ {
+		if err := client.Call(context.Background(), "relay", nil, nil); err == nil {
+			t.Fatal("relay succeeded, want the forwarded error")
+		}
+	}
+	counts, _ := r.histograms(t)
+	const bound = 12
+	if s := counts["rpc.server.call.duration"]; len(s) > bound {
+		t.Errorf("rpc.server.call.duration has %d series after %d relayed failures whose codes the client chose (want at most %d); rpc.client.call.duration %d",
+			len(s), calls, bound, len(counts["rpc.client.call.duration"]))
+	}
+}

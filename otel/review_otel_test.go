@@ -392,3 +392,36 @@ func TestServerDurationErrorTypeBoundedAgainstForwardedCodes(t *testing.T) {
 			len(s), calls, bound, len(counts["rpc.client.call.duration"]))
 	}
 }
+
+// TestRemoteCodesDoNotPushOtherSeriesIntoOverflow: the SDK's default
+// cardinality limit (2,000 attribute sets an instrument) is what bounds
+// the series of TestClientDurationErrorTypeBoundedAgainstRemoteCodes; a
+// remote that answers 2,000 calls with invented codes fills it, and a
+// later call of another method, succeeding, is recorded only under the
+// SDK's overflow set (otel.metric.overflow=true): its series is lost.
+func TestRemoteCodesDoNotPushOtherSeriesIntoOverflow(t *testing.T) {
+	r := newRig(t)
+	mux := jsonrpc.NewMux()
+	var n int64
+	mux.HandleFunc("m", func(context.Context, *jsonrpc.Request) (any, error) {
+		n++
+		return nil, jsonrpc.NewError(3_000_000+n, "chosen by the remote", nil)
+	})
+	mux.HandleFunc("ok", func(context.Context, *jsonrpc.Request) (any, error) { return 1, nil })
+	local := r.hostilePair(t, otel.Options{Methods: []string{"m", "ok"}}, mux)
+	const calls = 2000
+	for i := 0; i < calls; i++ {
+		if err := local.Call(context.Background(), "m", nil, nil); err == nil {
+			t.Fatal("the call succeeded, want the remote's error")
+		}
+	}
+	if err := local.Call(context.Background(), "ok", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	counts, _ := r.histograms(t)
+	series := counts["rpc.client.call.duration"]
+	if series["rpc.method=ok rpc.system.name=jsonrpc"] != 1 {
+		t.Errorf("after %d failures with codes the remote chose (%d series), the successful call of ok has no series of its own (overflow count %d)",
+			calls, len(series), series["otel.metric.overflow=true"])
+	}
+}

@@ -425,3 +425,22 @@ func TestRemoteCodesDoNotPushOtherSeriesIntoOverflow(t *testing.T) {
 			calls, len(series), series["otel.metric.overflow=true"])
 	}
 }
+
+// TestObserveTopicsTwiceCountsOnce: Observe counts a Peer observed twice
+// once; ObserveTopics (and ObserveSessions, ObserveWebSockets) append the
+// counter each time, with no way to stop observing: a Hub observed twice
+// doubles peerwire.jsonrpc.topics, and a closed Hub stays reachable from
+// the Telemetry for its life.
+func TestObserveTopicsTwiceCountsOnce(t *testing.T) {
+	r := newRig(t)
+	tel := r.telemetry(t, otel.Options{})
+	hub := &topic.Hub{Allow: topic.AllowAll}
+	defer hub.Close()
+	subscriber(t, hub, "board") // one topic open
+	tel.ObserveTopics(hub)
+	tel.ObserveTopics(hub)
+	s := r.waitState(t, "a topic open", func(s map[string]float64) bool { return s["peerwire.jsonrpc.topics"] >= 1 })
+	if got, want := s["peerwire.jsonrpc.topics"], float64(hub.Topics()); got != want {
+		t.Errorf("peerwire.jsonrpc.topics = %v for one Hub observed twice holding %v topics", got, want)
+	}
+}

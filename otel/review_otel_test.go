@@ -231,7 +231,13 @@ func TestObserveAfterEndCountsSlowConsumerOnce(t *testing.T) {
 	tel.Observe(slow)
 	r.waitState(t, "the first count", func(s map[string]float64) bool { return s["peerwire.jsonrpc.slow_consumers"] >= 1 })
 	tel.Observe(slow)
-	time.Sleep(100 * time.Millisecond) // the second end hook has had its chance to count
+	// The second end hook runs on a goroutine of its own: give it 2 s to
+	// count wrongly (bounded; a correct Observe waits them out).
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if r.state(t)["peerwire.jsonrpc.slow_consumers"] > 1 {
+			break
+		}
+	}
 	if s := r.state(t); s["peerwire.jsonrpc.slow_consumers"] != 1 {
 		t.Errorf("slow_consumers = %v after observing one ended Peer twice, want 1", s["peerwire.jsonrpc.slow_consumers"])
 	}

@@ -146,12 +146,20 @@ type headerCarrier map[string][]string
 
 func (c headerCarrier) Get(key string) string {
 	if v := c[key]; len(v) > 0 {
-		return v[0]
+		return c.kept(key, v[0])
 	}
 	for k, v := range c {
 		if len(v) > 0 && strings.EqualFold(k, key) {
-			return v[0]
+			return c.kept(key, v[0])
 		}
+	}
+	return ""
+}
+
+// kept is v, or "" for a tracestate over maxTraceState (keepField).
+func (headerCarrier) kept(key, v string) string {
+	if keepField(key, v) {
+		return v
 	}
 	return ""
 }

@@ -119,7 +119,13 @@
 // "traceparent" and "tracestate" (W3C Trace Context, or
 // Options.TraceContext's Propagator), for broadcasts, calls, notifications
 // and the JetStream messages of the cluster module's HistoryStore, read
-// back on the node that delivers them. With Options.TraceContext set, the
+// back on the node that delivers them. A tracestate of more than 512
+// bytes that the remote side sends (in a served call's params, a
+// message's headers) is dropped whole as it is read, its traceparent
+// kept: W3C Trace Context allows dropping entries, and a client's bytes
+// would otherwise go on to every subscriber of what its call publishes
+// (TestRemoteTraceStateNotRelayedToSubscribers,
+// TestClusterHookDropsLongTraceState). With Options.TraceContext set, the
 // notifications a broadcast sends to Peers (topic.message, a cluster
 // Group's) carry the delivery's trace context in their params, put there
 // once per broadcast; without it, the params are left as they are.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -84,6 +85,21 @@ func (t *Telemetry) withMember(obj []byte, fields []byte) json.RawMessage {
 	return append(out, '}')
 }
 
+// maxTraceState is the longest tracestate taken from what the remote side
+// sends (a served call's params, a NATS message's headers): W3C Trace
+// Context asks that at least 512 characters be propagated and allows
+// dropping entries, so a longer one is dropped whole, and the traceparent
+// kept. Else a client's bytes would go on with every message its call
+// causes: to each subscriber of a topic it publishes to, into each stream
+// message's headers.
+const maxTraceState = 512
+
+// keepField reports whether the propagator's field f, with the value v the
+// remote side sent, is taken: all but a tracestate over maxTraceState.
+func keepField(f, v string) bool {
+	return len(v) <= maxTraceState || !strings.EqualFold(f, "tracestate")
+}
+
 // extract returns ctx with the remote span context params carry in the
 // dialect's member, if they carry one. Only the propagator's own fields
 // are decoded.
@@ -106,7 +122,7 @@ func (t *Telemetry) extract(ctx context.Context, params json.RawMessage) context
 	carrier := propagation.MapCarrier{}
 	for _, f := range t.prop.Fields() {
 		var v string
-		if raw, ok := meta[f]; ok && json.Unmarshal(raw, &v) == nil {
+		if raw, ok := meta[f]; ok && json.Unmarshal(raw, &v) == nil && keepField(f, v) {
 			carrier[f] = v
 		}
 	}

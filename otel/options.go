@@ -38,8 +38,9 @@ type Options struct {
 	Topics []string
 	// TraceContext carries the W3C trace context of calls and
 	// notifications in their params, and takes it from those served as
-	// their parent. Default: nil, nothing added to params or taken from
-	// them. MCPTraceContext is MCP's (params._meta, SEP-414).
+	// their parent; a tracestate over 512 bytes is not taken. Default:
+	// nil, nothing added to params or taken from them. MCPTraceContext is
+	// MCP's (params._meta, SEP-414).
 	TraceContext *TraceContextDialect
 	// ServerAddress and ServerPort, for a Peer that dialled a server, name
 	// the address it dialled (server.address, server.port on its client

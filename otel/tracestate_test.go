@@ -16,8 +16,8 @@ func TestClusterHookDropsLongTraceState(t *testing.T) {
 	r := newRig(t)
 	hook := r.telemetry(t, otel.Options{}).ClusterHook()
 	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	short := "k=" + strings.Repeat("v", 256)
-	long := strings.TrimSuffix(strings.Repeat(short+",", 3), ",")
+	short := "k0=" + strings.Repeat("v", 256)
+	long := short + ",k1=" + strings.Repeat("v", 256) + ",k2=" + strings.Repeat("v", 256) // valid: distinct keys
 	for _, c := range []struct {
 		state string
 		want  int

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -50,6 +51,7 @@ func (l *streamLog) publish(ctx context.Context, data []byte) (_ *jetstream.PubA
 		var end func(error)
 		ctx, end = hook.Start(ctx, OpAppend, l.topic, "", header)
 		defer func() { end(err) }()
+		boundHeader(header)
 	}
 	ctx, cancel := context.WithTimeout(ctx, appendRetryFor)
 	defer cancel()
@@ -127,3 +129,42 @@ func retryable(err error) bool {
 // of one it has taken and not yet stored ("duplicate message id is in
 // process", status 409): an earlier attempt waits for a quorum.
 const errCodeMsgIDInProcess jetstream.ErrorCode = 10158
+
+// maxHookHeader bounds the bytes (names and values) of the headers a
+// HistoryOptions.Hook adds to a stream message: they count against the
+// stream's MaxBytes, the topic's history budget, and may carry what a
+// client chose (a tracestate), so that unbounded they would evict the
+// history. A W3C traceparent and a short tracestate fit.
+const maxHookHeader = 1 << 10
+
+// boundHeader leaves out of header, in the order of their names, each
+// header that would take the total past maxHookHeader.
+func boundHeader(header nats.Header) {
+	size := 0
+	for k, vs := range header {
+		size += len(k)
+		for _, v := range vs {
+			size += len(v)
+		}
+	}
+	if size <= maxHookHeader {
+		return
+	}
+	keys := make([]string, 0, len(header))
+	for k := range header {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	left := maxHookHeader
+	for _, k := range keys {
+		n := len(k)
+		for _, v := range header[k] {
+			n += len(v)
+		}
+		if n > left {
+			delete(header, k)
+			continue
+		}
+		left -= n
+	}
+}

@@ -46,9 +46,12 @@ type HistoryOptions struct {
 	// publish, whose Hub.Hook spans it) in the stream message's headers
 	// (OpAppend), and gives each delivery, on every node, the context it
 	// reads back from them (OpFollow) through OpenContext (the otel
-	// module's Telemetry.ClusterHook: the W3C trace context). Default
-	// (nil): messages carry no header of the store's but Nats-Msg-Id, and
-	// nothing is called.
+	// module's Telemetry.ClusterHook: the W3C trace context). The headers
+	// it adds count against MaxBytes, so they are bounded at 1 KiB (names
+	// and values): a header that would pass it is left out
+	// (TestHistoryHookHeadersDoNotEvictHistory). Default (nil): messages
+	// carry no header of the store's but Nats-Msg-Id, and nothing is
+	// called.
 	Hook Hook
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/peerwire/jsonrpc"
 	"go.opentelemetry.io/otel/attribute"
@@ -50,6 +51,52 @@ var errorKinds = []struct {
 	{jsonrpc.ErrMessageTooLarge, "jsonrpc.ErrMessageTooLarge"},
 	{jsonrpc.ErrInvalidParams, "jsonrpc.ErrInvalidParams"},
 	{jsonrpc.ErrInvalidResponse, "jsonrpc.ErrInvalidResponse"},
+}
+
+// The caps of what a span keeps that the remote side chooses (the SDK's
+// default SpanLimits leave attribute values whole, and do not apply to a
+// status description): rpc.method_original and jsonrpc.request.id keep
+// at most maxAttrBytes, the status description at most maxStatusBytes,
+// each cut at a UTF-8 boundary and ended with cutMarker (counted in the
+// cap).
+const (
+	maxAttrBytes   = 256
+	maxStatusBytes = 1 << 10
+	cutMarker      = "...[cut]"
+)
+
+// capped returns s if it is at most n bytes, else its first bytes, cut at
+// a UTF-8 boundary, and cutMarker: n bytes at most in all.
+func capped(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n - len(cutMarker)
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + cutMarker
+}
+
+// knownCodes are the error codes metrics record as they are without
+// Options.Codes: JSON-RPC 2.0's, and those the jsonrpc library answers
+// with of its own. A fixed set, whatever the remote side sends.
+var knownCodes = []int64{
+	jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, jsonrpc.CodeMethodNotFound,
+	jsonrpc.CodeInvalidParams, jsonrpc.CodeInternalError,
+	jsonrpc.CodeOverloaded, jsonrpc.CodeShuttingDown, jsonrpc.CodeRequestCancelled,
+}
+
+// metricCode returns code (a classify result) as metrics record it: as it
+// is when it is empty, known or on Options.Codes, else "_OTHER".
+func (t *Telemetry) metricCode(code string) string {
+	if code == "" {
+		return code
+	}
+	if _, ok := t.codes[code]; ok {
+		return code
+	}
+	return other
 }
 
 // classify returns the rpc.response.status_code (empty when there is none) and the

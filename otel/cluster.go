@@ -121,7 +121,7 @@ func (h *ClusterHook) rpc(ctx context.Context, method string, outbound bool) (co
 	if span.IsRecording() {
 		span.SetAttributes(attrVersion)
 		if !m.known {
-			span.SetAttributes(keyMethodOriginal.String(method))
+			span.SetAttributes(keyMethodOriginal.String(capped(method, maxAttrBytes)))
 		}
 	}
 	return ctx, span
@@ -133,7 +133,7 @@ func endServed(span trace.Span, err error) {
 	if err != nil && span.IsRecording() {
 		code, kind := classify(err, false)
 		span.SetAttributes(keyErrorType.String(kind), keyStatusCode.String(code))
-		span.SetStatus(codes.Error, err.Error())
+		span.SetStatus(codes.Error, capped(err.Error(), maxStatusBytes))
 	}
 	span.End()
 }
@@ -146,12 +146,20 @@ type headerCarrier map[string][]string
 
 func (c headerCarrier) Get(key string) string {
 	if v := c[key]; len(v) > 0 {
-		return v[0]
+		return c.kept(key, v[0])
 	}
 	for k, v := range c {
 		if len(v) > 0 && strings.EqualFold(k, key) {
-			return v[0]
+			return c.kept(key, v[0])
 		}
+	}
+	return ""
+}
+
+// kept is v, or "" for a tracestate over maxTraceState (keepField).
+func (headerCarrier) kept(key, v string) string {
+	if keepField(key, v) {
+		return v
 	}
 	return ""
 }

@@ -38,8 +38,8 @@ func TestClusterHookCallAcrossHeaders(t *testing.T) {
 		t.Errorf("SERVER span's parent %v, want the remote CLIENT span %v", server.Parent(), client.SpanContext())
 	}
 	a := attrs(server.Attributes())
-	if server.Status().Code != codes.Error || a["rpc.status_code"] != "4001" || a["rpc.system.name"] != "jsonrpc" || a["rpc.method"] != "echo" {
-		t.Errorf("SERVER span status %v, attributes %v; want Error, rpc.status_code 4001, jsonrpc, echo", server.Status(), a)
+	if server.Status().Code != codes.Error || a["rpc.response.status_code"] != "4001" || a["rpc.system.name"] != "jsonrpc" || a["rpc.method"] != "echo" {
+		t.Errorf("SERVER span status %v, attributes %v; want Error, rpc.response.status_code 4001, jsonrpc, echo", server.Status(), a)
 	}
 }
 

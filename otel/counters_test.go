@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -80,12 +79,15 @@ func TestTopicsMetric(t *testing.T) {
 func TestWebSocketMetrics(t *testing.T) {
 	r := newRig(t)
 	tel := r.telemetry(t, otel.Options{})
-	var mu sync.Mutex
-	var served []*jsonrpc.Peer
+	// The server's Peers, in the order OnConnect records them: the Client
+	// may report Connected before the server's OnConnect has run, so the
+	// test waits for them here (bounded), and OnConnect never blocks.
+	served := make(chan *jsonrpc.Peer, 16)
 	srv := &ws.Server{Peer: jsonrpc.Options{OnConnect: func(p *jsonrpc.Peer) {
-		mu.Lock()
-		served = append(served, p)
-		mu.Unlock()
+		select {
+		case served <- p:
+		default:
+		}
 	}}}
 	tel.ObserveWebSockets(srv)
 	hs := httptest.NewServer(srv)
@@ -102,9 +104,12 @@ func TestWebSocketMetrics(t *testing.T) {
 	r.waitState(t, "one connection", func(s map[string]float64) bool {
 		return s["peerwire.jsonrpc.websocket.connections"] == 1 && s["peerwire.jsonrpc.reconnect.attempts"] == 0
 	})
-	mu.Lock()
-	served[0].Close() // the server drops the connection
-	mu.Unlock()
+	select {
+	case p := <-served:
+		p.Close() // the server drops the connection
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server's OnConnect did not record its Peer within 10 s of the Client connecting")
+	}
 	waitFor(t, states, ws.Reconnecting)
 	waitFor(t, states, ws.Connected)
 	if n := c.Reconnects(); n != 1 {

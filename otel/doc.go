@@ -24,6 +24,12 @@
 //     span's name is the method when it is listed, else "jsonrpc".
 //   - jsonrpc.protocol.version is "2.0"; jsonrpc.request.id is the id's
 //     text (a string id without its quotes), absent for a notification.
+//   - The remote side chooses a method's name, an id and an error's text:
+//     rpc.method_original and jsonrpc.request.id keep at most 256 bytes,
+//     the status description at most 1 KiB (1024 bytes), each cut at a
+//     UTF-8 boundary and ended with "...[cut]", counted in the cap
+//     (TestServerSpanAttributesBoundedAgainstHostileMethodAndID,
+//     TestClientSpanStatusBoundedAgainstRemoteError).
 //   - server.address and server.port, on client spans, are
 //     Options.ServerAddress and Options.ServerPort.
 //   - network.peer.address and network.peer.port, on client and server
@@ -46,6 +52,13 @@
 //     in seconds, with the bucket boundaries the conventions advise, over
 //     rpc.system.name, rpc.method, and error.type and rpc.response.status_code on
 //     failure. A notification's client duration is the time to queue it.
+//     The remote side chooses the error codes it answers with, so a metric
+//     point's error.type and rpc.response.status_code are the code only
+//     when it is JSON-RPC 2.0's (-32700, -32600 to -32603), one the jsonrpc
+//     library answers with of its own (-32000, -32003, -32800) or one of
+//     Options.Codes, else "_OTHER"; spans keep the code as it is
+//     (TestClientDurationErrorTypeBoundedAgainstRemoteCodes,
+//     TestServerDurationErrorTypeBoundedAgainstForwardedCodes).
 //
 // # State metrics
 //
@@ -122,7 +135,13 @@
 // "traceparent" and "tracestate" (W3C Trace Context, or
 // Options.TraceContext's Propagator), for broadcasts, calls, notifications
 // and the JetStream messages of the cluster module's HistoryStore, read
-// back on the node that delivers them. With Options.TraceContext set, the
+// back on the node that delivers them. A tracestate of more than 512
+// bytes that the remote side sends (in a served call's params, a
+// message's headers) is dropped whole as it is read, its traceparent
+// kept: W3C Trace Context allows dropping entries, and a client's bytes
+// would otherwise go on to every subscriber of what its call publishes
+// (TestRemoteTraceStateNotRelayedToSubscribers,
+// TestClusterHookDropsLongTraceState). With Options.TraceContext set, the
 // notifications a broadcast sends to Peers (topic.message, a cluster
 // Group's) carry the delivery's trace context in their params, put there
 // once per broadcast; without it, the params are left as they are.

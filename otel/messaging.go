@@ -81,7 +81,7 @@ func endWith(span trace.Span, err error) {
 	if err != nil && span.IsRecording() {
 		_, kind := classify(err, true)
 		span.SetAttributes(keyErrorType.String(kind))
-		span.SetStatus(codes.Error, err.Error())
+		span.SetStatus(codes.Error, capped(err.Error(), maxStatusBytes))
 	}
 	span.End()
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -38,30 +40,71 @@ func (t *Telemetry) inject(ctx context.Context, params json.RawMessage) json.Raw
 	if trimmed[0] != '{' {
 		return params // an array has no place for it
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &obj); err != nil {
+	// Only the member's value changes: the other members keep their
+	// bytes (TestInjectKeepsParamsBytes).
+	m, ok := findMember(trimmed, t.tc.Member)
+	if !ok {
 		return params
 	}
-	old, ok := obj[t.tc.Member]
-	if !ok {
+	if !m.found {
 		return t.withMember(trimmed, fields)
 	}
-	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(old, &meta); err != nil || meta == nil {
+	meta := trimmed[m.start:m.end]
+	if meta[0] != '{' {
 		return params // the member is not an object: leave it to its owner
 	}
-	for k, v := range carrier {
-		b, _ := json.Marshal(v)
-		meta[k] = b
-	}
-	if obj[t.tc.Member], err = json.Marshal(meta); err != nil {
+	merged, ok := mergeFields(meta, carrier, fields)
+	if !ok {
 		return params
 	}
-	out, err := json.Marshal(obj)
-	if err != nil {
-		return params
+	out := make([]byte, 0, len(trimmed)-len(meta)+len(merged))
+	out = append(out, trimmed[:m.start]...)
+	out = append(out, merged...)
+	return append(out, trimmed[m.end:]...)
+}
+
+// mergeFields returns the object meta with the propagator's fields (the
+// object fields, marshalled from carrier) in it: its members of other
+// names as they are, then the fields, which replace those of their names.
+func mergeFields(meta []byte, carrier propagation.MapCarrier, fields []byte) ([]byte, bool) {
+	out := make([]byte, 1, len(meta)+len(fields))
+	out[0] = '{'
+	dec := jsontext.NewDecoder(bytes.NewReader(meta), allowDuplicates)
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, false
 	}
-	return out
+	for dec.PeekKind() != '}' {
+		k, err := dec.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		k = k.Clone()
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		var name string
+		if err := json.Unmarshal(k, &name); err != nil {
+			return nil, false
+		}
+		if _, ours := carrier[name]; ours {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, k...)
+		out = append(out, ':')
+		out = append(out, v...)
+	}
+	inner := bytes.TrimSpace(fields[1 : len(fields)-1]) // the fields' members, without braces
+	if len(inner) > 0 {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, inner...)
+	}
+	return append(out, '}'), true
 }
 
 // withMember returns the object obj (nil: an empty one) with the member
@@ -84,6 +127,21 @@ func (t *Telemetry) withMember(obj []byte, fields []byte) json.RawMessage {
 	return append(out, '}')
 }
 
+// maxTraceState is the longest tracestate taken from what the remote side
+// sends (a served call's params, a NATS message's headers): W3C Trace
+// Context asks that at least 512 characters be propagated and allows
+// dropping entries, so a longer one is dropped whole, and the traceparent
+// kept. Else a client's bytes would go on with every message its call
+// causes: to each subscriber of a topic it publishes to, into each stream
+// message's headers.
+const maxTraceState = 512
+
+// keepField reports whether the propagator's field f, with the value v the
+// remote side sent, is taken: all but a tracestate over maxTraceState.
+func keepField(f, v string) bool {
+	return len(v) <= maxTraceState || !strings.EqualFold(f, "tracestate")
+}
+
 // extract returns ctx with the remote span context params carry in the
 // dialect's member, if they carry one. Only the propagator's own fields
 // are decoded.
@@ -95,18 +153,24 @@ func (t *Telemetry) extract(ctx context.Context, params json.RawMessage) context
 	if t.w3c && !bytes.Contains(trimmed, traceparent) && bytes.IndexByte(trimmed, '\\') < 0 {
 		return ctx // no traceparent, not even escaped: nothing to decode
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &obj); err != nil {
+	// Only the member is read; the other members are skipped, not decoded
+	// (TestNoopExtractSkipsParamsWithEscapes).
+	m, ok := findMember(trimmed, t.tc.Member)
+	if !ok || !m.found {
+		return ctx
+	}
+	raw := trimmed[m.start:m.end]
+	if t.w3c && !bytes.Contains(raw, traceparent) && bytes.IndexByte(raw, '\\') < 0 {
 		return ctx
 	}
 	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(obj[t.tc.Member], &meta); err != nil || meta == nil {
+	if err := json.Unmarshal(raw, &meta); err != nil || meta == nil {
 		return ctx
 	}
 	carrier := propagation.MapCarrier{}
 	for _, f := range t.prop.Fields() {
 		var v string
-		if raw, ok := meta[f]; ok && json.Unmarshal(raw, &v) == nil {
+		if raw, ok := meta[f]; ok && json.Unmarshal(raw, &v) == nil && keepField(f, v) {
 			carrier[f] = v
 		}
 	}

@@ -21,6 +21,15 @@ type Options struct {
 	// other method is recorded as "_OTHER", its name kept in the span
 	// attribute rpc.method_original (never in a metric). Default: none.
 	Methods []string
+	// Codes are the application's own JSON-RPC error codes that metrics
+	// record as they are. The remote side chooses the code it answers
+	// with (and a served call that forwards one answers with it), so in
+	// rpc.client.call.duration and rpc.server.call.duration error.type and
+	// rpc.response.status_code are the code only when it is one of
+	// JSON-RPC 2.0's (-32700, -32600 to -32603), one the jsonrpc library
+	// answers with of its own (-32000, -32003, -32800), or listed here;
+	// any other is "_OTHER". Spans keep the code as it is. Default: none.
+	Codes []int64
 	// Topics are the topic names put in the names of messaging spans
 	// ("publish board"), as the conventions ask for a destination of few
 	// values; any other topic's spans are named by their operation alone
@@ -29,8 +38,9 @@ type Options struct {
 	Topics []string
 	// TraceContext carries the W3C trace context of calls and
 	// notifications in their params, and takes it from those served as
-	// their parent. Default: nil, nothing added to params or taken from
-	// them. MCPTraceContext is MCP's (params._meta, SEP-414).
+	// their parent; a tracestate over 512 bytes is not taken. Default:
+	// nil, nothing added to params or taken from them. MCPTraceContext is
+	// MCP's (params._meta, SEP-414).
 	TraceContext *TraceContextDialect
 	// RemoteParent makes the trace context a served call or notification
 	// carries (TraceContext) the parent of its SERVER span: the span joins

@@ -3,6 +3,7 @@ package otel
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/peerwire/jsonrpc"
@@ -33,6 +34,7 @@ type Telemetry struct {
 	meter          metric.Meter
 	methods        map[string]*methodOpts
 	topics         map[string]struct{} // Options.Topics
+	codes          map[string]struct{} // the error codes metrics record as they are: knownCodes and Options.Codes, as text
 	other          *methodOpts
 	tc             *TraceContextDialect
 	remoteParent   bool // Options.RemoteParent
@@ -71,6 +73,10 @@ func New(opts ...Options) (*Telemetry, error) {
 	t.topics = make(map[string]struct{}, len(o.Topics))
 	for _, name := range o.Topics {
 		t.topics[name] = struct{}{}
+	}
+	t.codes = make(map[string]struct{}, len(knownCodes)+len(o.Codes))
+	for _, c := range append(knownCodes[:len(knownCodes):len(knownCodes)], o.Codes...) {
+		t.codes[strconv.FormatInt(c, 10)] = struct{}{}
 	}
 	for _, m := range o.Methods {
 		t.methods[m] = newMethodOpts(m, true)
@@ -191,10 +197,10 @@ func (t *Telemetry) setAttributes(span trace.Span, m *methodOpts, info *jsonrpc.
 	attrs := append(buf[:0], attrVersion)
 	attrs = append(attrs, t.peers.of(info.Peer)...)
 	if !m.known {
-		attrs = append(attrs, keyMethodOriginal.String(info.Method))
+		attrs = append(attrs, keyMethodOriginal.String(capped(info.Method, maxAttrBytes)))
 	}
 	if !info.ID.IsZero() && !info.ID.IsNull() {
-		attrs = append(attrs, keyRequestID.String(requestID(info.ID)))
+		attrs = append(attrs, keyRequestID.String(capped(requestID(info.ID), maxAttrBytes)))
 	}
 	span.SetAttributes(attrs...)
 	if info.Outbound && len(t.serverAttrs) > 0 {
@@ -203,20 +209,31 @@ func (t *Telemetry) setAttributes(span trace.Span, m *methodOpts, info *jsonrpc.
 }
 
 // failed records a call that ended with err: its duration point (when
-// measure) with error.type and rpc.response.status_code, and the span's status
+// measure) with error.type and rpc.response.status_code (a code outside
+// Options.Codes and the known ones as "_OTHER"), and the span's status
 // and attributes (when recording).
 func (t *Telemetry) failed(ctx context.Context, span trace.Span, recording bool, h metric.Float64Histogram, measure bool, start time.Time, m *methodOpts, outbound bool, err error) {
 	code, errType := classify(err, outbound)
-	errAttrs := []attribute.KeyValue{keyErrorType.String(errType)}
-	if code != "" {
-		errAttrs = append(errAttrs, keyStatusCode.String(code))
-	}
 	if measure {
-		h.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(append(errAttrs, attrSystem, keyMethod.String(m.name))...))
+		// The remote side chooses its codes: a metric takes only a
+		// bounded set of them (Options.Codes).
+		mcode := t.metricCode(code)
+		mtype := errType
+		if code != "" {
+			mtype = mcode
+		}
+		attrs := []attribute.KeyValue{attrSystem, keyMethod.String(m.name), keyErrorType.String(mtype)}
+		if mcode != "" {
+			attrs = append(attrs, keyStatusCode.String(mcode))
+		}
+		h.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attrs...))
 	}
 	if recording {
-		span.SetAttributes(errAttrs...)
-		span.SetStatus(codes.Error, err.Error())
+		span.SetAttributes(keyErrorType.String(errType))
+		if code != "" {
+			span.SetAttributes(keyStatusCode.String(code))
+		}
+		span.SetStatus(codes.Error, capped(err.Error(), maxStatusBytes))
 	}
 }
 

@@ -277,9 +277,12 @@ func TestNoopExtractSkipsParamsWithEscapes(t *testing.T) {
 }
 
 // TestClientSpanForCallsThatFailBeforeSending: a call whose ctx has ended
-// before it is sent, and one whose params cannot be marshalled, each fail
-// at the caller; each should have its CLIENT span with error.type (and
-// rpc.client.call.duration its point), or the failures are invisible.
+// before it is sent has its CLIENT span, with error.type
+// "context.Canceled"; one whose params cannot be marshalled fails before
+// the interceptors run and has none, as the package doc says ("A CLIENT
+// span covers a call from the moment its params are marshalled"). The
+// review found the second undocumented; the doc now states it, and this
+// test holds both halves.
 func TestClientSpanForCallsThatFailBeforeSending(t *testing.T) {
 	r := newRig(t)
 	client, _, _ := r.pair(t, otel.Options{Methods: []string{"add"}}, jsonrpc.Options{})
@@ -291,17 +294,18 @@ func TestClientSpanForCallsThatFailBeforeSending(t *testing.T) {
 		t.Fatalf("calls succeeded: %v, %v", errCtx, errParams)
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for len(r.spans.Ended()) < 2 && time.Now().Before(deadline) {
+	for len(r.spans.Ended()) < 1 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
+	time.Sleep(50 * time.Millisecond) // a second span, were there one, would have ended by now
 	var kinds []string
 	for _, s := range r.spans.Ended() {
 		if s.SpanKind() == trace.SpanKindClient {
 			kinds = append(kinds, attrs(s.Attributes())["error.type"])
 		}
 	}
-	if len(kinds) != 2 {
-		t.Errorf("CLIENT spans of two calls that failed before sending (%v; %v): %d, with error.type %q; want 2", errCtx, errParams, len(kinds), kinds)
+	if len(kinds) != 1 || kinds[0] != "context.Canceled" {
+		t.Errorf("CLIENT spans of a call with an ended ctx and one with params that cannot be marshalled: error.type %q; want one, context.Canceled", kinds)
 	}
 }
 

@@ -143,7 +143,7 @@
 //     request: 256 names of at most 64 bytes;
 //   - a Group member's broadcasts: Group.MaxQueue (packed into one batch
 //     array with Options.PackNotifications: a pooled buffer of at most
-//     1 MiB and the Conn's limit while it is written);
+//     16 KiB and the Conn's limit while it is written);
 //   - replies a handler budgets itself (topic.Hub's subscribe replies,
 //     MaxConnReplyBytes per connection): counted from before they are
 //     built until AfterReply says they left;

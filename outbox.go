@@ -146,6 +146,11 @@ func (o *outbox) pack() *msgBuf {
 		return nil
 	}
 	mb := newMsgBuf()
+	if cap(mb.b) > 2*maxPackBytes {
+		// A large pooled buffer would be held, and charged, at its
+		// capacity for as long as the member takes to read this pack.
+		mb.b = make([]byte, 0, size)
+	}
 	b := slices.Grow(mb.b, size)
 	for i, msg := range o.msgs[:k] {
 		if i == 0 {

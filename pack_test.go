@@ -218,3 +218,22 @@ func TestPackedNotificationsArriveInOrder(t *testing.T) {
 		t.Fatalf("the server read %d messages, want 1 (the call): the batches of notifications were answered", n)
 	}
 }
+
+// TestPackDoesNotTakeLargePooledBuffer: a packed message is written into a
+// buffer near its size, never into a large pooled one (up to 1 MiB, from an
+// earlier large message), which a lagging member would hold, and its
+// budget be charged, at its capacity for a 16 KiB pack.
+func TestPackDoesNotTakeLargePooledBuffer(t *testing.T) {
+	o := &outbox{packMax: 16, packBytes: maxPackBytes}
+	for range 4 {
+		o.msgs = append(o.msgs, []byte(`{"jsonrpc":"2.0","method":"n"}`))
+	}
+	msgBufs.Put(&msgBuf{b: make([]byte, 0, maxPooledMsg)})
+	mb := o.pack()
+	if mb == nil {
+		t.Fatal("four small messages were not packed")
+	}
+	if cap(mb.b) > 2*maxPackBytes {
+		t.Fatalf("a pack of %d bytes took a buffer of %d", len(mb.b), cap(mb.b))
+	}
+}

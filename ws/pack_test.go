@@ -24,11 +24,7 @@ func TestGroupPackedOverWebSocket(t *testing.T) {
 		total = 2000
 		pack  = 16
 	)
-	g := &jsonrpc.Group{MaxQueue: total}
-	ts := startServer(t, &ws.Server{
-		Peer:      jsonrpc.Options{PackNotifications: pack},
-		OnConnect: func(p *jsonrpc.Peer, _ *http.Request) { g.Add(p) },
-	}, nil)
+	g, ts := packedGroupServer(t, total, pack)
 	tk := &ticker{}
 	ts.dial(t, tk.mux(t), nil)
 	ts.nextPeer(t)
@@ -77,4 +73,16 @@ func TestGroupPackedOverWebSocket(t *testing.T) {
 		t.Fatalf("%d arrays, the largest of %d elements; want some, of at most %d", arrays.Load(), largest.Load(), pack)
 	}
 	t.Logf("%d ticks in %d arrays (the largest of %d) and single messages", total, arrays.Load(), largest.Load())
+}
+
+// packedGroupServer starts a ws.Server whose Peers pack up to pack queued
+// notifications and join g, a Group that queues up to total of them.
+func packedGroupServer(t *testing.T, total, pack int) (*jsonrpc.Group, *testServer) {
+	t.Helper()
+	g := &jsonrpc.Group{MaxQueue: total}
+	ts := startServer(t, &ws.Server{
+		Peer:      jsonrpc.Options{PackNotifications: pack},
+		OnConnect: func(p *jsonrpc.Peer, _ *http.Request) { g.Add(p) },
+	}, nil)
+	return g, ts
 }

@@ -3,33 +3,27 @@
 package ws_test
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/peerwire/jsonrpc"
 	"github.com/peerwire/jsonrpc/ws"
 )
 
 // TestPackNotificationsRespectsRemoteReadLimit: a client whose
 // Conn.MaxMessageSize (64 KiB) takes every broadcast of about 1 KiB sent
 // alone must take them all when the server packs them
-// (PackNotifications: 256). The server bounds a packed message by its own
-// Conn's limit (32 MiB by default) and 1 MiB, not by the remote's, which it
-// cannot know: a packed array over the client's read limit ends the
-// client's connection (1009), so turning packing on kills clients that
-// were served before.
+// (PackNotifications: 256). The server cannot know the remote's limit: on
+// 8d5742f it bounded a packed message by its own Conn's limit (32 MiB by
+// default) and 1 MiB, and a packed array over the client's read limit
+// ended the client's connection (1009) after 20 ticks; now a packed
+// message is at most 16 KiB.
 func TestPackNotificationsRespectsRemoteReadLimit(t *testing.T) {
 	const (
 		total = 2000
 		pack  = 256
 	)
-	g := &jsonrpc.Group{MaxQueue: total}
-	ts := startServer(t, &ws.Server{
-		Peer:      jsonrpc.Options{PackNotifications: pack},
-		OnConnect: func(p *jsonrpc.Peer, _ *http.Request) { g.Add(p) },
-	}, nil)
+	g, ts := packedGroupServer(t, total, pack)
 	tk := &ticker{}
 	client := ts.dial(t, tk.mux(t), &ws.DialOptions{Conn: ws.Options{MaxMessageSize: 64 << 10}})
 	ts.nextPeer(t)

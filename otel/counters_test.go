@@ -32,22 +32,7 @@ func TestSlowConsumersMetric(t *testing.T) {
 	other.Wait()
 	peer.Close()
 	peer.Wait()
-	g := &jsonrpc.Group{MaxQueue: 1}
-	g.Add(slow)
-	for i := 0; i < 100; i++ {
-		if err := g.Notify("tick", []int{i}); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-slow.Done():
-		default:
-			continue
-		}
-		break
-	}
-	if err := slow.Wait(); !errors.Is(err, jsonrpc.ErrSlowConsumer) {
-		t.Fatalf("the Peer that does not read ended with %v, want ErrSlowConsumer", err)
-	}
+	dropAsSlow(t, slow)
 	r.waitState(t, "one slow consumer", func(s map[string]float64) bool {
 		return s["peerwire.jsonrpc.slow_consumers"] == 1 && s["peerwire.jsonrpc.connections"] == 0
 	})
@@ -161,5 +146,27 @@ func waitFor(t *testing.T, states <-chan ws.State, want ws.State) {
 		case <-timeout:
 			t.Fatalf("no %v state within 10 s", want)
 		}
+	}
+}
+
+// dropAsSlow makes a Group drop slow, a Peer whose remote side reads
+// nothing, as a slow consumer, and waits for its end.
+func dropAsSlow(t *testing.T, slow *jsonrpc.Peer) {
+	t.Helper()
+	g := &jsonrpc.Group{MaxQueue: 1}
+	g.Add(slow)
+	for i := 0; i < 100; i++ {
+		if err := g.Notify("tick", []int{i}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-slow.Done():
+		default:
+			continue
+		}
+		break
+	}
+	if err := slow.Wait(); !errors.Is(err, jsonrpc.ErrSlowConsumer) {
+		t.Fatalf("the Peer that does not read ended with %v, want ErrSlowConsumer", err)
 	}
 }

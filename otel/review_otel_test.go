@@ -3,7 +3,6 @@ package otel_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -212,22 +211,7 @@ func TestObserveAfterEndCountsSlowConsumerOnce(t *testing.T) {
 	a, b := jsonrpc.Pipe()
 	defer b.Close()
 	slow := jsonrpc.NewPeer(a)
-	g := &jsonrpc.Group{MaxQueue: 1}
-	g.Add(slow)
-	for i := 0; i < 100; i++ {
-		if err := g.Notify("tick", []int{i}); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-slow.Done():
-		default:
-			continue
-		}
-		break
-	}
-	if err := slow.Wait(); !errors.Is(err, jsonrpc.ErrSlowConsumer) {
-		t.Fatalf("the Peer that does not read ended with %v, want ErrSlowConsumer", err)
-	}
+	dropAsSlow(t, slow)
 	tel.Observe(slow)
 	r.waitState(t, "the first count", func(s map[string]float64) bool { return s["peerwire.jsonrpc.slow_consumers"] >= 1 })
 	tel.Observe(slow)
